@@ -1,0 +1,96 @@
+"""Redis key layout of one namespace (a town or an episode).
+
+Every key of a namespace carries the same hash tag ``{NAMESPACE}``, so multi-key commands and
+Lua scripts work on Redis Cluster (all keys of a namespace hash to one slot).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$")
+_ADDRESS = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,199}$")
+
+INBOX_GROUP = "inbox"
+"""Consumer group of every inbox stream: the processes hosting an address compete in it."""
+
+DEFAULT_PREFIX = "auratown"
+
+
+class InvalidNameError(ValueError):
+    """A namespace, address or topic name that cannot be used as part of a key."""
+
+
+def check_namespace(namespace: str) -> str:
+    if not _NAMESPACE.match(namespace):
+        raise InvalidNameError(
+            f"invalid namespace {namespace!r}: use letters, digits and _ . : - (at most 128)"
+        )
+    return namespace
+
+
+def check_address(address: str, what: str = "address") -> str:
+    if not _ADDRESS.match(address):
+        raise InvalidNameError(f"invalid {what} {address!r}: use letters, digits and _ . : - (at most 200)")
+    return address
+
+
+@dataclass(frozen=True)
+class KeyLayout:
+    namespace: str
+    prefix: str = DEFAULT_PREFIX
+
+    def __post_init__(self) -> None:
+        check_namespace(self.namespace)
+
+    @property
+    def base(self) -> str:
+        return f"{self.prefix}:{{{self.namespace}}}"
+
+    def inbox(self, address: str) -> str:
+        return f"{self.base}:inbox:{check_address(address)}"
+
+    def topic(self, name: str) -> str:
+        return f"{self.base}:topic:{check_address(name, 'topic')}"
+
+    @property
+    def dead_letters(self) -> str:
+        return f"{self.base}:dlq"
+
+    def state(self, address: str) -> str:
+        return f"{self.base}:state:{check_address(address)}"
+
+    def seen(self, address: str) -> str:
+        """Recently processed message ids of an idempotent actor."""
+        return f"{self.base}:seen:{check_address(address)}"
+
+    @property
+    def presence(self) -> str:
+        return f"{self.base}:presence"
+
+    def alive(self, process_id: str) -> str:
+        return f"{self.base}:alive:{process_id}"
+
+    def kv(self, name: str) -> str:
+        """A free key of the namespace, for actors' own data (snapshots, counters)."""
+        return f"{self.base}:kv:{name}"
+
+    def owns(self, key: str) -> bool:
+        return key.startswith(self.base + ":")
+
+    def address_of_inbox(self, stream: str) -> str:
+        head = f"{self.base}:inbox:"
+        if not stream.startswith(head):
+            raise InvalidNameError(f"{stream!r} is not an inbox of namespace {self.namespace!r}")
+        return stream[len(head) :]
+
+
+def reply_address(process_id: str) -> str:
+    """The address whose inbox receives the answers to a process's asks."""
+    return f"_reply.{process_id}"
+
+
+def control_address(process_id: str) -> str:
+    """A process's own control inbox, used to wake its reader."""
+    return f"_ctl.{process_id}"

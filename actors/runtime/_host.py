@@ -1,0 +1,572 @@
+"""A host process: pykka actors bound to bus addresses, fed by one reader per consumer group.
+
+The reader pulls entries, dead-letters what cannot be decoded, and hands the rest to the local
+actor of the entry's address. The actor's handler runs in the actor's own thread; its effects and
+the acknowledgement are committed together. A maintenance thread renews the claim on entries
+still being worked on, reclaims entries that dead consumers left pending, announces the process's
+presence, restarts dead actors and trims acknowledged entries.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from types import FrameType
+from typing import Any
+
+import pykka
+import structlog
+
+from actors.bus import INBOX_GROUP, Bus, CommitResult, Delivery, Subscription, control_address
+from actors.runtime._actor import Actor, Context, PermanentError
+from actors.runtime._scheduler import Scheduler
+
+log = structlog.get_logger("auratown.runtime")
+
+ActorFactory = Callable[[], Actor]
+
+
+class ActorCrashedError(Exception):
+    """A handler raised a BaseException: the actor is stopped and its supervisor restarts it."""
+
+
+class HostError(RuntimeError):
+    """Misuse of a host (spawning an address twice, starting twice)."""
+
+
+class _Phase(Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    CANCELLED = "cancelled"
+    RETRY_WAIT = "retry_wait"
+
+
+@dataclass
+class _InFlight:
+    delivery: Delivery
+    phase: _Phase = _Phase.QUEUED
+
+
+@dataclass
+class _Binding:
+    address: str
+    factory: ActorFactory
+    topics: tuple[str, ...]
+    subscriptions: list[Subscription] = field(default_factory=list)
+    ref: pykka.ActorRef[Any] | None = None
+    restarts: collections.deque[float] = field(default_factory=collections.deque)
+    given_up: bool = False
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    fetch_count: int = 64
+    block_ms: int = 250
+    max_in_flight: int = 1024
+    visibility_timeout: float = 30.0
+    """Seconds an entry may stay unrenewed before another process reclaims it."""
+    heartbeat_every: float = 2.0
+    drain_timeout: float = 10.0
+    retry_backoff: float = 0.05
+    retry_backoff_max: float = 5.0
+    restart_limit: int = 5
+    restart_window: float = 60.0
+    trim_every: float = 30.0
+
+    @property
+    def renew_every(self) -> float:
+        return self.visibility_timeout / 3
+
+    @property
+    def reclaim_every(self) -> float:
+        return max(0.05, self.visibility_timeout / 2)
+
+
+class _Cell(pykka.ThreadingActor):
+    """The pykka actor around one ``Actor``: catches everything a handler raises."""
+
+    def __init__(self, host: Host, binding: _Binding) -> None:
+        super().__init__()
+        self.host = host
+        self.binding = binding
+        self.actor = binding.factory()
+
+    def on_start(self) -> None:
+        try:
+            self.actor.load_state(self.host.bus.load_state(self.binding.address))
+            self.actor.on_start(self.binding.address, self.host.bus)
+        except Exception as exc:
+            # pykka stops an actor whose on_start fails without calling on_failure
+            self.host._actor_died(self.binding, exc)
+            raise
+
+    def on_receive(self, message: Any) -> Any:
+        if isinstance(message, Delivery):
+            self.host._run(self.actor, self.binding, message)
+        return None
+
+    def on_failure(self, exception_type: Any, exception_value: Any, tb: Any) -> None:
+        self.host._actor_died(self.binding, exception_value)
+
+    def on_stop(self) -> None:
+        self.actor.on_stop()
+
+
+class Host:
+    """Runs actors bound to bus addresses in this process."""
+
+    def __init__(self, bus: Bus, config: HostConfig | None = None, *, name: str = "host") -> None:
+        self.bus = bus
+        self.config = config or HostConfig()
+        self.name = name
+        self._bindings: dict[str, _Binding] = {}
+        self._in_flight: dict[tuple[str, str], _InFlight] = {}
+        self._cv = threading.Condition()
+        self._stopping = threading.Event()
+        self._started = False
+        self._readers: dict[str, threading.Thread] = {}
+        self._maintenance: threading.Thread | None = None
+        self._wake_maintenance = threading.Event()
+        self._to_restart: set[str] = set()
+        self._scheduler: Scheduler | None = None
+        self._control = bus.subscribe_inbox(control_address(bus.process_id))
+        self.started_at = time.time()
+
+    # ------------------------------------------------------------------ setup
+
+    @property
+    def addresses(self) -> list[str]:
+        return sorted(self._bindings)
+
+    def spawn(
+        self, factory: ActorFactory | type[Actor], address: str, *, topics: tuple[str, ...] | None = None
+    ) -> None:
+        """Bind a new actor (made by ``factory``) to ``address``; it starts reading at once if running."""
+        if address in self._bindings:
+            raise HostError(f"address {address!r} is already hosted here")
+        if topics is None:
+            topics = factory.topics if isinstance(factory, type) and issubclass(factory, Actor) else ()
+        binding = _Binding(address, factory, tuple(topics))
+        binding.subscriptions.append(self.bus.subscribe_inbox(address))
+        for topic in binding.topics:
+            binding.subscriptions.append(self.bus.subscribe_topic(topic, address))
+        binding.ref = _Cell.start(self, binding)
+        with self._cv:
+            self._bindings[address] = binding
+        if self._started:
+            self._ensure_readers()
+            self._wake_inbox_reader()
+            self._heartbeat()
+
+    def start(self) -> Host:
+        if self._started:
+            raise HostError("host already started")
+        self._started = True
+        self._scheduler = Scheduler(f"retries-{self.bus.process_id}")
+        self._heartbeat()
+        self._ensure_readers()
+        self._maintenance = threading.Thread(
+            target=self._maintain, name=f"maintenance-{self.name}", daemon=True
+        )
+        self._maintenance.start()
+        log.info("host started", process_id=self.bus.process_id, addresses=self.addresses)
+        return self
+
+    def __enter__(self) -> Host:
+        return self.start() if not self._started else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ reading
+
+    def _subscriptions_by_group(self) -> dict[str, list[Subscription]]:
+        groups: dict[str, list[Subscription]] = {INBOX_GROUP: [self._control]}
+        with self._cv:
+            bindings = [b for b in self._bindings.values() if not b.given_up]
+        for b in bindings:
+            for sub in b.subscriptions:
+                groups.setdefault(sub.group, []).append(sub)
+        return groups
+
+    def _ensure_readers(self) -> None:
+        for group in self._subscriptions_by_group():
+            if group not in self._readers:
+                t = threading.Thread(target=self._read, args=(group,), name=f"reader-{group}", daemon=True)
+                self._readers[group] = t
+                t.start()
+
+    def _wake_inbox_reader(self) -> None:
+        self.bus.transport.add(self._control.stream, {"wake": b"1"})
+
+    def _capacity(self) -> int:
+        with self._cv:
+            while not self._stopping.is_set() and len(self._in_flight) >= self.config.max_in_flight:
+                self._cv.wait(0.5)
+            return self.config.max_in_flight - len(self._in_flight)
+
+    def _read(self, group: str) -> None:
+        while not self._stopping.is_set():
+            capacity = self._capacity()
+            if self._stopping.is_set():
+                return
+            subs = self._subscriptions_by_group().get(group, [])
+            try:
+                deliveries = self.bus.fetch(
+                    subs, count=min(capacity, self.config.fetch_count), block_ms=self.config.block_ms
+                )
+            except Exception as exc:  # noqa: BLE001 - the reader outlives a broken connection
+                if self._stopping.is_set():
+                    return
+                log.error("reader fetch failed; retrying", group=group, error=repr(exc))
+                self._stopping.wait(0.5)
+                continue
+            for d in deliveries:
+                self._dispatch(d)
+
+    def _dispatch(self, d: Delivery) -> None:
+        if d.stream == self._control.stream:
+            self.bus.complete(d)
+            return
+        if d.error is not None:
+            self.bus.dead_letter(d, d.error.reason, d.error.detail)
+            return
+        if d.attempt > self.bus.max_attempts:
+            self.bus.dead_letter(d, "max_attempts", f"delivered {d.attempt} times without being acknowledged")
+            return
+        with self._cv:
+            binding = self._bindings.get(d.address)
+            if binding is None or binding.given_up or binding.ref is None or self._stopping.is_set():
+                binding = None
+            elif d.key not in self._in_flight:
+                self._in_flight[d.key] = _InFlight(d)
+            else:
+                return  # already being worked on here (reclaimed our own entry)
+        if binding is None:
+            self.bus.hand_back(d)
+            return
+        assert binding.ref is not None
+        try:
+            binding.ref.tell(d)
+        except pykka.ActorDeadError:
+            # Stays queued in flight: the supervisor's restart dispatches it to the new actor.
+            log.info("actor died before a delivery reached it", actor=d.address)
+
+    # ------------------------------------------------------------------ handling (actor thread)
+
+    def _begin(self, d: Delivery) -> bool:
+        with self._cv:
+            item = self._in_flight.get(d.key)
+            if item is None or item.phase is not _Phase.QUEUED:
+                return False
+            item.phase = _Phase.RUNNING
+            return True
+
+    def _finish(self, d: Delivery) -> None:
+        with self._cv:
+            self._in_flight.pop(d.key, None)
+            self._cv.notify_all()
+
+    def _run(self, actor: Actor, binding: _Binding, d: Delivery) -> None:
+        if not self._begin(d):
+            return
+        env = d.envelope
+        assert env is not None
+        address = binding.address
+        finished = True
+        with structlog.contextvars.bound_contextvars(
+            message_id=env.id,
+            correlation_id=env.correlation_id,
+            actor=address,
+            sim_time=env.sim_time,
+            message_type=env.type,
+            attempt=d.attempt,
+        ):
+            try:
+                if env.deadline is not None and self.bus.clock() > env.deadline:
+                    # Nobody waits for the answer any more: acknowledge without running the handler.
+                    self.bus.count("expired")
+                    self.bus.complete(d)
+                    log.info("message expired before handling")
+                    return
+                ctx = Context(self.bus, address, env)
+                try:
+                    result = actor.dispatch(ctx, env.payload)
+                except PermanentError as exc:
+                    self.bus.dead_letter(d, exc.reason, f"{type(exc).__name__}: {exc}")
+                    return
+                except Exception as exc:
+                    log.error("handler failed", error=repr(exc), exc_info=True)
+                    finished = self._failed(d, exc)
+                    return
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:
+                    log.error("handler raised a BaseException; stopping the actor", error=repr(exc))
+                    finished = self._failed(d, exc)
+                    raise ActorCrashedError(f"{address}: {exc!r}") from exc
+                if result is not None and env.reply_to is not None and not ctx.replied:
+                    ctx.reply(result)
+                state = actor.save_state()
+                outcome = self.bus.complete(d, ctx.outgoing, state=state, dedupe=actor.idempotent)
+                if outcome is not CommitResult.APPLIED and state is not None:
+                    # Our in-memory state ran ahead of what was committed: take the stored one.
+                    actor.load_state(self.bus.load_state(address))
+            finally:
+                if finished:
+                    self._finish(d)
+
+    def _failed(self, d: Delivery, exc: BaseException) -> bool:
+        """Retry later or dead-letter; returns False while a retry is pending (still in flight)."""
+        detail = f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exception(exc)[-3:])
+        if d.attempt >= self.bus.max_attempts:
+            self.bus.dead_letter(d, "handler_error", detail)
+            return True
+        delay = min(self.config.retry_backoff_max, self.config.retry_backoff * 2 ** (d.attempt - 1))
+        with self._cv:
+            item = self._in_flight.get(d.key)
+            if item is not None:
+                item.phase = _Phase.RETRY_WAIT
+        assert self._scheduler is not None
+
+        def requeue() -> None:
+            try:
+                self.bus.requeue(d)
+            finally:
+                self._finish(d)
+
+        self._scheduler.call_later(delay, requeue)
+        return False
+
+    # ------------------------------------------------------------------ supervision
+
+    def _actor_died(self, binding: _Binding, exc: BaseException | None) -> None:
+        if self._stopping.is_set():
+            return
+        log.error("actor died", actor=binding.address, error=repr(exc))
+        with self._cv:
+            self._to_restart.add(binding.address)
+        self._wake_maintenance.set()
+
+    def _restart(self, address: str) -> None:
+        with self._cv:
+            binding = self._bindings.get(address)
+        if binding is None or self._stopping.is_set():
+            return
+        now = time.monotonic()
+        while binding.restarts and now - binding.restarts[0] > self.config.restart_window:
+            binding.restarts.popleft()
+        if len(binding.restarts) >= self.config.restart_limit:
+            self._give_up(binding)
+            return
+        binding.restarts.append(now)
+        binding.ref = _Cell.start(self, binding)
+        with self._cv:
+            again = [
+                i
+                for i in self._in_flight.values()
+                if i.delivery.address == address and i.phase in (_Phase.QUEUED, _Phase.RUNNING)
+            ]
+            for item in again:
+                item.phase = _Phase.QUEUED
+        for item in again:
+            binding.ref.tell(item.delivery)
+        self.bus.count("restarts")
+        log.warning("actor restarted", actor=address, restarts=len(binding.restarts), redispatched=len(again))
+
+    def _give_up(self, binding: _Binding) -> None:
+        binding.given_up = True
+        log.error(
+            "actor keeps dying; no more restarts, its messages are handed back",
+            actor=binding.address,
+            limit=self.config.restart_limit,
+            window=self.config.restart_window,
+        )
+        with self._cv:
+            back = [
+                i
+                for i in self._in_flight.values()
+                if i.delivery.address == binding.address and i.phase in (_Phase.QUEUED, _Phase.RUNNING)
+            ]
+            for item in back:
+                item.phase = _Phase.CANCELLED
+        for item in back:
+            self.bus.hand_back(item.delivery)
+            self._finish(item.delivery)
+        self.bus.count("gave_up")
+
+    def alive(self, address: str) -> bool:
+        b = self._bindings.get(address)
+        return bool(b and b.ref and b.ref.is_alive())
+
+    # ------------------------------------------------------------------ maintenance
+
+    def _heartbeat(self) -> None:
+        ttl = int(self.config.heartbeat_every * 5 * 1000)
+        self.bus.heartbeat(
+            {
+                "name": self.name,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "started": self.started_at,
+                "addresses": self.addresses,
+                "in_flight": len(self._in_flight),
+            },
+            ttl_ms=ttl,
+        )
+        reply_stream = self.bus.keys.inbox(self.bus.reply_address)
+        if self.bus.transport.exists(reply_stream):
+            self.bus.transport.expire(reply_stream, ttl * 60)
+
+    def _maintain(self) -> None:
+        cfg = self.config
+        next_at = {
+            "renew": 0.0,
+            "reclaim": 0.0,
+            "heartbeat": 0.0,
+            "sweep": 0.0,
+            "trim": time.monotonic() + cfg.trim_every,
+        }
+        while not self._stopping.is_set():
+            self._wake_maintenance.wait(0.05)
+            self._wake_maintenance.clear()
+            if self._stopping.is_set():
+                return
+            try:
+                self._maintain_once(next_at)
+            except Exception as exc:  # noqa: BLE001 - maintenance must outlive a Redis hiccup
+                log.error("maintenance step failed", error=repr(exc))
+
+    def _maintain_once(self, next_at: dict[str, float]) -> None:
+        cfg = self.config
+        with self._cv:
+            restart = list(self._to_restart)
+            self._to_restart.clear()
+        for address in restart:
+            self._restart(address)
+        now = time.monotonic()
+        if now >= next_at["renew"]:
+            next_at["renew"] = now + cfg.renew_every
+            with self._cv:
+                held = [i.delivery for i in self._in_flight.values() if i.phase is not _Phase.CANCELLED]
+            self.bus.renew(held)
+        if now >= next_at["heartbeat"]:
+            next_at["heartbeat"] = now + cfg.heartbeat_every
+            self._heartbeat()
+        if now >= next_at["sweep"]:
+            next_at["sweep"] = now + cfg.heartbeat_every * 5
+            self.bus.sweep_dead_processes()
+        if now >= next_at["reclaim"]:
+            next_at["reclaim"] = now + cfg.reclaim_every
+            self._reclaim()
+        if now >= next_at["trim"]:
+            next_at["trim"] = now + cfg.trim_every
+            for subs in self._subscriptions_by_group().values():
+                for sub in subs:
+                    self.bus.transport.trim_acknowledged(sub.stream)
+
+    def _reclaim(self) -> None:
+        min_idle = int(self.config.visibility_timeout * 1000)
+        for subs in self._subscriptions_by_group().values():
+            for sub in subs:
+                if sub.stream == self._control.stream or self._stopping.is_set():
+                    continue
+                room = self.config.max_in_flight - len(self._in_flight)
+                if room <= 0:
+                    return
+                for d in self.bus.reclaim(sub, min_idle_ms=min_idle, count=min(room, 100)):
+                    self._dispatch(d)
+
+    # ------------------------------------------------------------------ shutdown
+
+    def in_flight(self) -> int:
+        with self._cv:
+            return len(self._in_flight)
+
+    def stop(self, drain_timeout: float | None = None) -> bool:
+        """Stop reading, hand back unstarted work, drain running handlers, stop actors.
+
+        Returns True if every handler finished in time; otherwise the unfinished entries stay
+        pending under this process and another one reclaims them after the visibility timeout.
+        """
+        if self._stopping.is_set():
+            return True
+        timeout = self.config.drain_timeout if drain_timeout is None else drain_timeout
+        deadline = time.monotonic() + timeout
+        self._stopping.set()
+        with self._cv:
+            self._cv.notify_all()
+        if self._started:
+            self._wake_inbox_reader()
+        for t in self._readers.values():
+            t.join(timeout=max(1.0, self.config.block_ms / 1000 * 4))
+        with self._cv:
+            queued = [i for i in self._in_flight.values() if i.phase is _Phase.QUEUED]
+            for item in queued:
+                item.phase = _Phase.CANCELLED
+        for item in queued:
+            try:
+                self.bus.hand_back(item.delivery)
+            except Exception as exc:  # noqa: BLE001 - left pending, reclaimed later
+                log.error("could not hand back an entry", error=repr(exc), entry=item.delivery.entry_id)
+            self._finish(item.delivery)
+        if self._scheduler is not None:
+            self._scheduler.flush_and_stop()
+        with self._cv:
+            while True:
+                running = [i for i in self._in_flight.values() if i.phase is _Phase.RUNNING]
+                remaining = deadline - time.monotonic()
+                if not running or remaining <= 0:
+                    break
+                self._cv.wait(remaining)
+        drained = not running
+        if not drained:
+            log.warning(
+                "drain deadline passed; unfinished entries stay pending for another process",
+                unfinished=[i.delivery.describe() for i in running],
+            )
+        for b in list(self._bindings.values()):
+            if b.ref is not None and b.ref.is_alive():
+                try:
+                    b.ref.stop(
+                        block=drained, timeout=max(0.1, deadline - time.monotonic()) if drained else None
+                    )
+                except pykka.Timeout:
+                    log.warning("actor did not stop in time", actor=b.address)
+        if self._maintenance is not None:
+            self._wake_maintenance.set()
+            self._maintenance.join(timeout=2.0)
+        try:
+            self.bus.leave()
+            self.bus.transport.delete(self._control.stream)
+        except Exception as exc:  # noqa: BLE001 - presence expires by itself
+            log.warning("could not remove presence", error=repr(exc))
+        log.info("host stopped", drained=drained, stats=dict(self.bus.stats))
+        return drained
+
+    def run_until_signal(self, signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGINT)) -> bool:
+        """Start (if needed), serve until SIGTERM/SIGINT, then stop gracefully."""
+        stop = threading.Event()
+
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            log.info("signal received; stopping", signal=signum)
+            stop.set()
+
+        previous = {s: signal.signal(s, on_signal) for s in signals}
+        try:
+            if not self._started:
+                self.start()
+            while not stop.wait(0.5):
+                pass
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        return self.stop()

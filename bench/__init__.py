@@ -1,0 +1,1 @@
+"""Benchmarks and, later, the papers' benchmark suites. Run a perf benchmark with ``python -m bench.NAME``."""

