@@ -25,7 +25,16 @@ from typing import Any
 import pykka
 import structlog
 
-from actors.bus import INBOX_GROUP, Bus, CommitResult, Delivery, Subscription, control_address
+from actors.bus import (
+    INBOX_GROUP,
+    Ack,
+    Bus,
+    Commit,
+    CommitResult,
+    Delivery,
+    Subscription,
+    control_address,
+)
 from actors.runtime._actor import Actor, Context, PermanentError
 from actors.runtime._scheduler import Scheduler
 
@@ -234,7 +243,8 @@ class Host:
 
     def _dispatch(self, d: Delivery) -> None:
         if d.stream == self._control.stream:
-            self.bus.complete(d)
+            # A wake-up, not a message: acknowledged without counting as traffic.
+            self.bus.transport.commit(Commit(ack=Ack(d.stream, d.group, d.entry_id)))
             return
         if d.error is not None:
             self.bus.dead_letter(d, d.error.reason, d.error.detail)

@@ -1,0 +1,108 @@
+"""The ``auratown`` command line, run as a user would: a real process."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from actors.bus import Bus
+from actors.bus._redis import RedisTransport
+from tests.conftest import ROOT, wait_until
+
+
+def auratown(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "deploy.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_run_on_the_embedded_bus_reports_a_clean_round() -> None:
+    result = auratown("run", "--asks", "20", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["bus"] == "memory://"
+    assert summary["asks"] == 20
+    assert summary["dead_letters"] == 0
+    assert summary["stats"]["acked"] == 20
+
+
+def test_run_on_redis_and_ping_from_another_process(redis_url: str, namespace: str) -> None:
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "deploy.cli",
+            "run",
+            "--redis",
+            redis_url,
+            "--namespace",
+            namespace,
+            "--asks",
+            "1",
+            "--serve",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        bus = Bus(RedisTransport(redis_url), namespace)
+        wait_until(
+            lambda: any(p.alive and "echo" in p.info.get("addresses", []) for p in bus.processes()),
+            what="the serving process",
+        )
+        pinged = auratown("ping", "echo", "--redis", redis_url, "--namespace", namespace, "--count", "2")
+        assert pinged.returncode == 0, pinged.stderr
+        assert pinged.stdout.count("reply from") == 2
+        listed = auratown("processes", "--redis", redis_url, "--namespace", namespace)
+        assert "alive" in listed.stdout and "echo" in listed.stdout
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=30)
+        assert server.returncode == 0, err
+        assert "serving 'echo'" in out
+        bus.close()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def test_schema_writes_every_message_schema(tmp_path: Path) -> None:
+    result = auratown("schema", "--out", str(tmp_path / "schemas"))
+    assert result.returncode == 0, result.stderr
+    files = sorted(p.name for p in (tmp_path / "schemas").iterdir())
+    assert {"envelope.json", "sys.ping.v1.json", "sys.pong.v1.json", "sys.error.v1.json"} <= set(files)
+    assert json.loads((tmp_path / "schemas" / "sys.ping.v1.json").read_text())["x-message-type"] == "sys.ping"
+
+
+def test_bad_input_gets_one_line_and_exit_2(redis_server: object) -> None:
+    cases = [
+        (("run", "--redis", "http://nope"), "unsupported bus URL"),
+        (("run", "--asks", "zero"), "expected a whole number"),
+        (("run", "--namespace", "bad name"), "invalid namespace"),
+        (("ping", "--redis", "redis://127.0.0.1:1/0"), "cannot reach Redis"),
+        (("ping", "--timeout", "-1"), "positive number of seconds"),
+    ]
+    for args, expected in cases:
+        result = auratown(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        last = result.stderr.strip().splitlines()[-1]
+        assert expected in last, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_ping_an_address_nobody_hosts_fails_with_a_timeout(redis_url: str, namespace: str) -> None:
+    result = auratown(
+        "ping", "nobody", "--redis", redis_url, "--namespace", namespace, "--count", "1", "--timeout", "0.3"
+    )
+    assert result.returncode == 1
+    assert "no reply from 'nobody'" in result.stdout

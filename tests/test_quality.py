@@ -1,0 +1,56 @@
+"""The code base stays ruff- and mypy-clean, the README's example runs, the CLI starts fast."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def run(*cmd: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_ruff_is_clean() -> None:
+    result = run(str(BIN / "ruff"), "check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_is_clean() -> None:
+    result = run(str(BIN / "mypy"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_readme_opens_with_the_run_and_test_commands() -> None:
+    head = (ROOT / "README.md").read_text().splitlines()[:8]
+    block = "\n".join(head)
+    assert "auratown run" in block
+    assert "pip install -e '.[test]' && .venv/bin/python -m pytest" in block
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest" in ci
+
+
+def test_the_readme_actor_example_runs() -> None:
+    text = (ROOT / "README.md").read_text()
+    (example,) = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "class Greeter" in b]
+    result = subprocess.run(
+        [sys.executable, "-c", example], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "text='hello Lin Wei'" in result.stdout
+
+
+def test_the_cli_does_not_import_litellm_or_redis_to_start() -> None:
+    code = (
+        "import sys; from deploy import cli; cli.build_parser(); "
+        "print(sorted(m for m in ('litellm', 'redis', 'pydantic') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
