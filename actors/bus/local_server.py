@@ -62,6 +62,7 @@ class LocalRedisServer:
         extra_args: tuple[str, ...] = (),
         data_dir: str | None = None,
         startup_timeout: float = 10.0,
+        tls: bool = False,
     ) -> None:
         self.port = port or free_port()
         self.password = password
@@ -73,10 +74,15 @@ class LocalRedisServer:
         self.startup_timeout = startup_timeout
         self.process: subprocess.Popen[bytes] | None = None
         self.binary = find_redis_server()
+        self.tls = tls
+        self.tls_cert = str(Path(self.data_dir) / "cert.pem")
+        self.tls_key = str(Path(self.data_dir) / "key.pem")
 
     @property
     def url(self) -> str:
         auth = f":{self.password}@" if self.password else ""
+        if self.tls:
+            return f"rediss://{auth}127.0.0.1:{self.port}/0?ssl_ca_certs={self.tls_cert}"
         return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     @property
@@ -106,16 +112,61 @@ class LocalRedisServer:
             "--logfile",
             str(Path(self.data_dir) / "redis.log"),
         ]
+        if self.tls:
+            # TLS only: the plain port is closed, clients need not present a certificate.
+            args[args.index("--port") + 1] = "0"
+            args += [
+                "--tls-port",
+                str(self.port),
+                "--tls-cert-file",
+                self.tls_cert,
+                "--tls-key-file",
+                self.tls_key,
+                "--tls-ca-cert-file",
+                self.tls_cert,
+                "--tls-auth-clients",
+                "no",
+            ]
         if self.password:
             args += ["--requirepass", self.password]
         if self.unix_socket:
             args += ["--unixsocket", self.unix_socket, "--unixsocketperm", "700"]
         return args + list(self.extra_args)
 
+    def _make_certificate(self) -> None:
+        openssl = shutil.which("openssl")
+        if openssl is None:
+            raise RedisServerError("tls=True needs the openssl command to make a test certificate")
+        subprocess.run(
+            [
+                openssl,
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "2",
+                "-keyout",
+                self.tls_key,
+                "-out",
+                self.tls_cert,
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+
     def start(self) -> LocalRedisServer:
+        if self.tls:
+            self._make_certificate()
         self.process = subprocess.Popen(self.args(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + self.startup_timeout
-        client = redis.Redis(host="127.0.0.1", port=self.port, password=self.password, socket_timeout=1)
+        client = redis.Redis.from_url(self.url, socket_timeout=1)
         try:
             while True:
                 if self.process.poll() is not None:

