@@ -94,6 +94,7 @@ class DeadLetter:
 
 
 _LANE_TTL_MS = 3_600_000
+_LANE_SWEEP_INLINE = 1024
 
 
 @dataclass
@@ -163,7 +164,7 @@ class Bus:
         self._asks_lock = threading.Lock()
         self._listener: threading.Thread | None = None
         self._lanes = threading.local()
-        self._lane_streams: set[str] = set()
+        self._lanes_by_stream: dict[str, _ReplyLane] = {}
         self._closed = threading.Event()
 
     # ------------------------------------------------------------------ sending
@@ -284,8 +285,8 @@ class Bus:
                     if reply is not None:
                         self.count("late_replies")
                     continue
-                if lane.unswept >= 64:
-                    self._sweep_lane(lane)
+                if lane.unswept >= _LANE_SWEEP_INLINE:
+                    self._sweep_lane(lane)  # a client with no host to sweep for it
                 if isinstance(reply.payload, ErrorReply):
                     raise RemoteError(recipient, reply.payload.reason, reply.payload.detail)
                 return reply
@@ -297,8 +298,16 @@ class Bus:
             lane = _ReplyLane(address, self.keys.inbox(address))
             self._lanes.lane = lane
             with self._asks_lock:
-                self._lane_streams.add(lane.stream)
+                self._lanes_by_stream[lane.stream] = lane
         return lane
+
+    def sweep_reply_lanes(self) -> None:
+        """Drop replies already read from every thread's lane (a host calls this periodically)."""
+        with self._asks_lock:
+            lanes = list(self._lanes_by_stream.values())
+        for lane in lanes:
+            if lane.unswept:
+                self._sweep_lane(lane)
 
     def _sweep_lane(self, lane: _ReplyLane) -> None:
         # Entries already read are dropped in bulk; the TTL removes a dead process's lanes.
@@ -630,7 +639,7 @@ class Bus:
         """Remove this process's presence and reply stream."""
         self.transport.hdel(self.keys.presence, self.process_id)
         with self._asks_lock:
-            lanes = sorted(self._lane_streams)
+            lanes = sorted(self._lanes_by_stream)
         self.transport.delete(self.keys.alive(self.process_id), self.keys.inbox(self.reply_address), *lanes)
 
     # ------------------------------------------------------------------ lifecycle

@@ -70,7 +70,10 @@ class MemoryTransport(Transport):
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._lock = threading.Condition()
+        self._mutex = threading.RLock()
+        self._lock = threading.Condition(self._mutex)
+        # Blocked readers by stream: an add wakes only the readers of its stream.
+        self._waiters: dict[str, set[threading.Condition]] = {}
         self._streams: dict[str, _Stream] = {}
         self._keys: dict[str, tuple[bytes, float | None]] = {}
         self._hashes: dict[str, dict[str, bytes]] = {}
@@ -93,7 +96,24 @@ class MemoryTransport(Transport):
         s.entries[self._next_seq] = dict(fields)
         s.ids.append(self._next_seq)
         s.last_id = self._next_seq
+        for waiter in self._waiters.get(name, ()):
+            waiter.notify()
         return _fmt(self._next_seq)
+
+    def _wait(self, streams: Sequence[str], timeout: float) -> None:
+        """Block (lock held) until an entry is added to one of ``streams`` or ``timeout`` passes."""
+        waiter = threading.Condition(self._mutex)
+        for name in streams:
+            self._waiters.setdefault(name, set()).add(waiter)
+        try:
+            waiter.wait(timeout)
+        finally:
+            for name in streams:
+                group = self._waiters.get(name)
+                if group is not None:
+                    group.discard(waiter)
+                    if not group:
+                        del self._waiters[name]
 
     def ensure_group(self, stream: str, group: str, *, from_start: bool) -> None:
         with self._lock:
@@ -103,15 +123,11 @@ class MemoryTransport(Transport):
 
     def add(self, stream: str, fields: Fields) -> str:
         with self._lock:
-            entry_id = self._append(stream, fields)
-            self._lock.notify_all()
-        return entry_id
+            return self._append(stream, fields)
 
     def add_many(self, items: Sequence[tuple[str, Fields]]) -> list[str]:
         with self._lock:
-            ids = [self._append(stream, fields) for stream, fields in items]
-            self._lock.notify_all()
-        return ids
+            return [self._append(stream, fields) for stream, fields in items]
 
     def _take_new(self, group: str, consumer: str, streams: Sequence[str], count: int) -> list[StreamEntry]:
         out: list[StreamEntry] = []
@@ -148,7 +164,7 @@ class MemoryTransport(Transport):
                 remaining = deadline - self._clock()
                 if remaining <= 0:
                     return []
-                self._lock.wait(remaining)
+                self._wait(streams, remaining)
 
     def read(self, stream: str, after_id: str, *, count: int, block_ms: int | None) -> list[StreamEntry]:
         after = _parse(after_id) if after_id not in ("$",) else None
@@ -165,7 +181,7 @@ class MemoryTransport(Transport):
                 remaining = deadline - self._clock()
                 if remaining <= 0:
                     return []
-                self._lock.wait(remaining)
+                self._wait([stream], remaining)
 
     def claim_idle(
         self, stream: str, group: str, consumer: str, *, min_idle_ms: int, count: int
@@ -215,15 +231,13 @@ class MemoryTransport(Transport):
                 seen = self._zsets.setdefault(key, {})
                 if message_id in seen:
                     return CommitResult.DUPLICATE
-                seen[message_id] = max(seen.values(), default=-1) + 1
+                seen[message_id] = 0  # insertion order is the age order
                 while len(seen) > commit.dedupe_limit:
-                    del seen[min(seen, key=seen.__getitem__)]
+                    del seen[next(iter(seen))]
             if commit.state is not None:
                 self._keys[commit.state[0]] = (commit.state[1], None)
             for stream, fields in commit.adds:
                 self._append(stream, fields)
-            if commit.adds:
-                self._lock.notify_all()
             return CommitResult.APPLIED
 
     def delete_entries(self, stream: str, entry_ids: Sequence[str]) -> None:
@@ -366,4 +380,6 @@ class MemoryTransport(Transport):
 
     def close(self) -> None:
         with self._lock:
-            self._lock.notify_all()
+            for group in self._waiters.values():
+                for waiter in group:
+                    waiter.notify()

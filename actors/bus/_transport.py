@@ -113,6 +113,13 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def commit(self, commit: Commit) -> CommitResult: ...
 
+    def commit_many(self, commits: Sequence[Commit]) -> list[CommitResult]:
+        """Apply several commits, each atomic on its own, in order (Redis: one round trip)."""
+        return [self.commit(c) for c in commits]
+
+    batches_commits: bool = False
+    """True if ``commit_many`` is cheaper than as many ``commit`` calls (a network round trip)."""
+
     @abc.abstractmethod
     def delete_entries(self, stream: str, entry_ids: Sequence[str]) -> None: ...
 
