@@ -266,6 +266,7 @@ class Host:
             if d.stream == self._control.stream:
                 # A wake-up, not a message: acknowledged without counting as traffic.
                 self.bus.transport.commit(Commit(ack=Ack(d.stream, d.group, d.entry_id)))
+                self.bus.count("received", -1)
             elif d.error is not None:
                 self.bus.dead_letter(d, d.error.reason, d.error.detail)
             elif d.attempt > self.bus.max_attempts:

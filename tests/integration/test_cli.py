@@ -32,6 +32,7 @@ def test_run_on_the_embedded_bus_reports_a_clean_round() -> None:
     assert summary["asks"] == 20
     assert summary["dead_letters"] == 0
     assert summary["stats"]["acked"] == 20
+    assert summary["stats"]["received"] == 20
 
 
 def test_run_on_redis_and_ping_from_another_process(redis_url: str, namespace: str) -> None:
