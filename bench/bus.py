@@ -64,6 +64,7 @@ from actors.bus import FIELD, INBOX_GROUP, Bus, KeyLayout, MemoryTransport, Tran
 from actors.bus.local_server import LocalRedisServer
 from actors.ids import new_id, new_process_id
 from actors.logging import configure_logging
+from actors.roles import EchoActor as Echo
 from actors.runtime import Actor, Context, Host, on
 from messages import Envelope, Message, Ping, Pong, decode, encode
 
@@ -92,8 +93,12 @@ ASK_BLOCK = 50
 """Asks timed in a row for one transport before switching to the other."""
 
 # Namespaces of equal length, so every variant moves envelopes of the same size.
-NS_TPUT = {"memory": "bench-tput-mem", "redis": "bench-tput-bus", "raw": "bench-tput-raw",
-           "raw_batch": "bench-tput-rwb"}
+NS_TPUT = {
+    "memory": "bench-tput-mem",
+    "redis": "bench-tput-bus",
+    "raw": "bench-tput-raw",
+    "raw_batch": "bench-tput-rwb",
+}
 NS_ASK = {"memory": "bench-ask-mem", "redis": "bench-ask-bus", "raw": "bench-ask-raw"}
 
 RawEntry = tuple[str, dict[bytes, bytes]]
@@ -126,8 +131,11 @@ class Throughput:
         return None if self.consumer_cpu_s is None else self.consumer_cpu_s / self.messages * 1e6
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "msgs_per_s": self.msgs_per_s,
-                "consumer_cpu_us_per_msg": self.consumer_cpu_us_per_msg}
+        return {
+            **asdict(self),
+            "msgs_per_s": self.msgs_per_s,
+            "consumer_cpu_us_per_msg": self.consumer_cpu_us_per_msg,
+        }
 
 
 @dataclass
@@ -153,9 +161,16 @@ class Latency:
     def to_json(self) -> dict[str, Any]:
         s = self.samples_us
         return {
-            "label": self.label, "asks": len(s), "warmup": self.warmup, "envelope_bytes": self.envelope_bytes,
-            "p50_us": self.p50, "p90_us": self.quantile(0.90), "p99_us": self.p99,
-            "mean_us": statistics.fmean(s), "min_us": min(s), "max_us": max(s),
+            "label": self.label,
+            "asks": len(s),
+            "warmup": self.warmup,
+            "envelope_bytes": self.envelope_bytes,
+            "p50_us": self.p50,
+            "p90_us": self.quantile(0.90),
+            "p99_us": self.p99,
+            "mean_us": statistics.fmean(s),
+            "min_us": min(s),
+            "max_us": max(s),
         }
 
 
@@ -200,14 +215,6 @@ class Sink(Actor):
         if self.seen == self.target:
             self.done(ctx, self.seen, Completion(time.time(), time.process_time() - self.cpu_start))
         return None
-
-
-class Echo(Actor):
-    """Answers a ``Ping`` with a ``Pong`` of the same sequence number and body."""
-
-    @on(Ping)
-    def ping(self, ctx: Context, msg: Ping) -> Pong:
-        return Pong(seq=msg.seq, body=msg.body, responder=ctx.address)
 
 
 def _tell_done(ctx: Context, seen: int, completion: Completion) -> None:
@@ -270,8 +277,9 @@ def _raw_consumer(spec: RawConsumerSpec, ready: MpEvent) -> None:
     ready.set()
     stream, handled, handled_at, cpu_start = spec.stream, 0, 0.0, 0.0
     while handled < spec.messages:
-        entries = _entries(client.xreadgroup(INBOX_GROUP, "raw-consumer", {stream: ">"},
-                                             count=READ_COUNT, block=BLOCK_MS))
+        entries = _entries(
+            client.xreadgroup(INBOX_GROUP, "raw-consumer", {stream: ">"}, count=READ_COUNT, block=BLOCK_MS)
+        )
         for entry_id, fields in entries:
             decode(fields[FIELD.encode()])
             handled += 1
@@ -291,9 +299,15 @@ def _echo_reply(namespace: str, request: Envelope) -> Envelope:
     """The reply envelope the bus would build for ``request`` (same fields, same size)."""
     assert isinstance(request.payload, Ping) and request.reply_to is not None
     return Envelope(
-        id=new_id(), sender=ECHO, recipient=request.reply_to, namespace=namespace, wall_time=time.time(),
+        id=new_id(),
+        sender=ECHO,
+        recipient=request.reply_to,
+        namespace=namespace,
+        wall_time=time.time(),
         payload=Pong(seq=request.payload.seq, body=request.payload.body, responder=ECHO),
-        correlation_id=request.correlation_id, causation_id=request.id, sim_time=request.sim_time,
+        correlation_id=request.correlation_id,
+        causation_id=request.id,
+        sim_time=request.sim_time,
         trace=dict(request.trace),
     )
 
@@ -313,8 +327,9 @@ def _raw_echo_server(url: str, namespace: str, ready: MpEvent) -> None:
     client.ping()
     ready.set()
     while not stop.is_set():
-        for entry_id, fields in _entries(client.xreadgroup(INBOX_GROUP, "raw-echo", {stream: ">"},
-                                                           count=READ_COUNT, block=BLOCK_MS)):
+        for entry_id, fields in _entries(
+            client.xreadgroup(INBOX_GROUP, "raw-echo", {stream: ">"}, count=READ_COUNT, block=BLOCK_MS)
+        ):
             request = decode(fields[FIELD.encode()])
             reply = _echo_reply(namespace, request)
             assert reply.recipient
@@ -526,8 +541,14 @@ def _raw_produce(client: redis.Redis, stream: str, namespace: str, n: int) -> in
     """XADD ``n`` encoded ping envelopes one by one (as ``Bus.tell`` does); the last one's size."""
     size = 0
     for i in range(n):
-        env = Envelope(id=new_id(), sender="", recipient=SINK, namespace=namespace, wall_time=time.time(),
-                       payload=Ping(seq=i))
+        env = Envelope(
+            id=new_id(),
+            sender="",
+            recipient=SINK,
+            namespace=namespace,
+            wall_time=time.time(),
+            payload=Ping(seq=i),
+        )
         data = encode(env)
         client.xadd(stream, {FIELD: data})
         size = len(data)
@@ -574,8 +595,9 @@ def bench_memory_ask(m: int, warmup: int) -> Latency:
 
 def _ask_size(bus: Bus) -> int:
     lane = f"{bus.reply_address}.t{threading.get_ident()}"
-    return _envelope_size(bus, ECHO, Ping(seq=0), correlation_id=new_id(), reply_to=lane,
-                          deadline=time.time() + ASK_TIMEOUT)
+    return _envelope_size(
+        bus, ECHO, Ping(seq=0), correlation_id=new_id(), reply_to=lane, deadline=time.time() + ASK_TIMEOUT
+    )
 
 
 class RawAsker:
@@ -594,9 +616,17 @@ class RawAsker:
 
     def request(self, i: int) -> Envelope:
         now = time.time()
-        return Envelope(id=new_id(), sender="", recipient=ECHO, namespace=self.namespace, wall_time=now,
-                        payload=Ping(seq=i), correlation_id=new_id(), reply_to=self.reply_to,
-                        deadline=now + ASK_TIMEOUT)
+        return Envelope(
+            id=new_id(),
+            sender="",
+            recipient=ECHO,
+            namespace=self.namespace,
+            wall_time=now,
+            payload=Ping(seq=i),
+            correlation_id=new_id(),
+            reply_to=self.reply_to,
+            deadline=now + ASK_TIMEOUT,
+        )
 
     def __call__(self, i: int) -> None:
         req = self.request(i)
@@ -606,8 +636,9 @@ class RawAsker:
         self.client.xadd(self.request_stream, {FIELD: data})
         deadline = time.monotonic() + ASK_TIMEOUT
         while time.monotonic() < deadline:
-            for entry_id, fields in _entries(self.client.xread({self.reply_stream: self.last_id},
-                                                               count=16, block=1000)):
+            for entry_id, fields in _entries(
+                self.client.xread({self.reply_stream: self.last_id}, count=16, block=1000)
+            ):
                 self.last_id = entry_id
                 reply = decode(fields[FIELD.encode()])
                 if reply.correlation_id == req.correlation_id:
@@ -681,10 +712,16 @@ class Report:
 
     def checks(self) -> dict[str, dict[str, Any]]:
         return {
-            "throughput_redis_over_raw": {"value": self.throughput_ratio, "target": f">= {THROUGHPUT_TARGET}",
-                                          "pass": self.throughput_ratio >= THROUGHPUT_TARGET},
-            "ask_p50_redis_over_raw": {"value": self.latency_ratio, "target": f"<= {LATENCY_TARGET}",
-                                       "pass": self.latency_ratio <= LATENCY_TARGET},
+            "throughput_redis_over_raw": {
+                "value": self.throughput_ratio,
+                "target": f">= {THROUGHPUT_TARGET}",
+                "pass": self.throughput_ratio >= THROUGHPUT_TARGET,
+            },
+            "ask_p50_redis_over_raw": {
+                "value": self.latency_ratio,
+                "target": f"<= {LATENCY_TARGET}",
+                "pass": self.latency_ratio <= LATENCY_TARGET,
+            },
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -717,8 +754,15 @@ def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
-COLUMNS = (("transport", -36), ("msgs/s", 7), ("cpu us/msg", 10), ("ask p50 us", 10), ("ask p99 us", 10),
-           ("msgs/s vs raw", 13), ("p50 vs raw", 10))
+COLUMNS = (
+    ("transport", -36),
+    ("msgs/s", 7),
+    ("cpu us/msg", 10),
+    ("ask p50 us", 10),
+    ("ask p99 us", 10),
+    ("msgs/s vs raw", 13),
+    ("p50 vs raw", 10),
+)
 """Table headings and widths (negative: left-aligned)."""
 
 
@@ -736,25 +780,37 @@ def format_table(report: Report) -> str:
         lat = report.latency.get(key)
         rate = tput.msgs_per_s if tput else None
         p50 = lat.p50 if lat else None
-        lines.append(_row([
-            label, _num(rate, ",.0f"), _num(tput.consumer_cpu_us_per_msg if tput else None, ",.0f"),
-            _num(p50, ",.1f"), _num(lat.p99 if lat else None, ",.1f"),
-            _ratio(rate, raw_tput), _ratio(p50, raw_p50),
-        ]))
-    lines.append("cpu us/msg: CPU time of the consumer process (all its threads) per message; "
-                 "memory runs in one process, so none is given")
+        lines.append(
+            _row(
+                [
+                    label,
+                    _num(rate, ",.0f"),
+                    _num(tput.consumer_cpu_us_per_msg if tput else None, ",.0f"),
+                    _num(p50, ",.1f"),
+                    _num(lat.p99 if lat else None, ",.1f"),
+                    _ratio(rate, raw_tput),
+                    _ratio(p50, raw_p50),
+                ]
+            )
+        )
+    lines.append(
+        "cpu us/msg: CPU time of the consumer process (all its threads) per message; "
+        "memory runs in one process, so none is given"
+    )
     return "\n".join(lines)
 
 
 def format_checks(report: Report) -> str:
     c = report.checks()
     t, lat = c["throughput_redis_over_raw"], c["ask_p50_redis_over_raw"]
-    return "\n".join([
-        f"redis msgs/s / raw msgs/s (XACK per message) = {t['value']:.2f}  (target {t['target']})  "
-        f"{'PASS' if t['pass'] else 'FAIL'}",
-        f"redis ask p50 / raw ask p50                  = {lat['value']:.2f}  (target {lat['target']})  "
-        f"{'PASS' if lat['pass'] else 'FAIL'}",
-    ])
+    return "\n".join(
+        [
+            f"redis msgs/s / raw msgs/s (XACK per message) = {t['value']:.2f}  (target {t['target']})  "
+            f"{'PASS' if t['pass'] else 'FAIL'}",
+            f"redis ask p50 / raw ask p50                  = {lat['value']:.2f}  (target {lat['target']})  "
+            f"{'PASS' if lat['pass'] else 'FAIL'}",
+        ]
+    )
 
 
 def machine_info(server: LocalRedisServer) -> dict[str, Any]:
@@ -781,10 +837,18 @@ def machine_info(server: LocalRedisServer) -> dict[str, Any]:
 def parse_args(argv: list[str] | None) -> Params:
     description = (__doc__ or "").split("\n\n")[0]
     p = argparse.ArgumentParser(prog="python -m bench.bus", description=description)
-    p.add_argument("--messages", type=int, default=None,
-                   help=f"messages per throughput run (default {DEFAULT_MESSAGES}, quick {QUICK_MESSAGES})")
-    p.add_argument("--asks", type=int, default=None,
-                   help=f"timed asks per latency run (default {DEFAULT_ASKS}, quick {QUICK_ASKS})")
+    p.add_argument(
+        "--messages",
+        type=int,
+        default=None,
+        help=f"messages per throughput run (default {DEFAULT_MESSAGES}, quick {QUICK_MESSAGES})",
+    )
+    p.add_argument(
+        "--asks",
+        type=int,
+        default=None,
+        help=f"timed asks per latency run (default {DEFAULT_ASKS}, quick {QUICK_ASKS})",
+    )
     p.add_argument("--warmup", type=int, default=None, help=f"untimed asks first (default {DEFAULT_WARMUP})")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="JSON results file (default %(default)s)")
     p.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
@@ -811,14 +875,18 @@ def run(params: Params) -> Report:
     with LocalRedisServer() as server, Children() as children:
         url = server.url
         machine = machine_info(server)
-        print(f"redis-server {machine['redis_server_version']} on {url}; {machine['cpu_count']} CPUs; "
-              f"{n} messages, {m} asks (+{w} warm-up)", flush=True)
+        print(
+            f"redis-server {machine['redis_server_version']} on {url}; {machine['cpu_count']} CPUs; "
+            f"{n} messages, {m} asks (+{w} warm-up)",
+            flush=True,
+        )
         throughput: dict[str, Throughput] = {
             "memory": _step("throughput memory", lambda: bench_memory_throughput(n)),
             "redis": _step("throughput redis", lambda: bench_redis_throughput(url, n, children)),
             "raw": _step("throughput raw", lambda: bench_raw_throughput(url, n, children, batch_ack=False)),
-            "raw_batch": _step("throughput raw batch-ack",
-                               lambda: bench_raw_throughput(url, n, children, batch_ack=True)),
+            "raw_batch": _step(
+                "throughput raw batch-ack", lambda: bench_raw_throughput(url, n, children, batch_ack=True)
+            ),
         }
         latency: dict[str, Latency] = {
             "memory": _step("ask memory", lambda: bench_memory_ask(m, w)),

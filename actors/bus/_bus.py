@@ -21,7 +21,7 @@ import structlog
 
 from actors.bus._delivery import Delivery, Subscription
 from actors.bus._errors import AskTimeoutError, BusClosedError, RemoteError
-from actors.bus._keys import INBOX_GROUP, KeyLayout, check_address, reply_address
+from actors.bus._keys import INBOX_GROUP, KeyLayout, check_address, control_address, reply_address
 from actors.bus._transport import Ack, Commit, CommitResult, StreamEntry, Transport
 from actors.ids import new_id, new_process_id
 from messages import (
@@ -416,6 +416,11 @@ class Bus:
         self.transport.ensure_group(stream, INBOX_GROUP, from_start=True)
         return Subscription(stream, INBOX_GROUP, address)
 
+    def subscribe_control(self) -> Subscription:
+        """This process's own wake-up inbox (its reader is woken by an entry written there)."""
+        sub = self.subscribe_inbox(control_address(self.process_id))
+        return Subscription(sub.stream, sub.group, sub.address, control=True)
+
     def subscribe_topic(self, topic: str, subscriber: str) -> Subscription:
         """A topic read by ``subscriber``'s own group, from now on."""
         stream = self.keys.topic(topic)
@@ -448,7 +453,7 @@ class Bus:
         entries = self.transport.read_group(
             group, self.process_id, list(by_stream), count=count, block_ms=block_ms
         )
-        self.count("received", len(entries))
+        self.count("received", sum(not by_stream[e.stream].control for e in entries))
         return [self.to_delivery(by_stream[e.stream], e) for e in entries]
 
     def reclaim(self, sub: Subscription, *, min_idle_ms: int, count: int = 100) -> list[Delivery]:

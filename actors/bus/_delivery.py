@@ -16,6 +16,8 @@ class Subscription:
     address: str
     topic: str | None = None
     """Set when ``stream`` is a topic; retries of its messages then go to ``address``'s inbox."""
+    control: bool = False
+    """A process's own wake-up stream: its entries are not messages and not counted as traffic."""
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,8 @@ class MemoryTransport(Transport):
         self._streams: dict[str, _Stream] = {}
         self._keys: dict[str, tuple[bytes, float | None]] = {}
         self._hashes: dict[str, dict[str, bytes]] = {}
-        self._zsets: dict[str, dict[str, int]] = {}
+        self._seen: dict[str, dict[str, None]] = {}
+        """Seen-id sets of idempotent actors, oldest first (a dict is an insertion-ordered set)."""
         self._next_seq = 0
 
     @property
@@ -228,10 +229,10 @@ class MemoryTransport(Transport):
                     return CommitResult.STALE
             if commit.dedupe is not None:
                 key, message_id = commit.dedupe
-                seen = self._zsets.setdefault(key, {})
+                seen = self._seen.setdefault(key, {})
                 if message_id in seen:
                     return CommitResult.DUPLICATE
-                seen[message_id] = 0  # insertion order is the age order
+                seen[message_id] = None
                 while len(seen) > commit.dedupe_limit:
                     del seen[next(iter(seen))]
             if commit.state is not None:
@@ -341,7 +342,7 @@ class MemoryTransport(Transport):
         n = 0
         with self._lock:
             for key in keys:
-                for table in (self._keys, self._hashes, self._streams, self._zsets):
+                for table in (self._keys, self._hashes, self._streams, self._seen):
                     if key in table:
                         del table[key]  # type: ignore[attr-defined]
                         n += 1
@@ -353,7 +354,7 @@ class MemoryTransport(Transport):
                 self._live(key) is not None
                 or key in self._hashes
                 or key in self._streams
-                or key in self._zsets
+                or key in self._seen
             )
 
     def expire(self, key: str, ttl_ms: int) -> None:

@@ -33,7 +33,6 @@ from actors.bus import (
     CommitResult,
     Delivery,
     Subscription,
-    control_address,
 )
 from actors.runtime._actor import Actor, Context, PermanentError
 from actors.runtime._committer import Committer
@@ -122,7 +121,7 @@ class _Cell(pykka.ThreadingActor):
 
     def on_receive(self, message: Any) -> Any:
         # The reader hands over all of a fetch's entries for this address at once: one handoff.
-        batch: list[Delivery] = message if isinstance(message, list) else [message]
+        batch: list[Delivery] = message
         last = len(batch) - 1
         for i, d in enumerate(batch):
             backlog = i < last or not self.actor_inbox.empty()
@@ -156,7 +155,7 @@ class Host:
         self._committer: Committer | None = None
         self._readers_waiting = 0
         self._batch_room = min(self.config.fetch_count, max(1, self.config.max_in_flight // 2))
-        self._control = bus.subscribe_inbox(control_address(bus.process_id))
+        self._control = bus.subscribe_control()
         self.started_at = time.time()
 
     # ------------------------------------------------------------------ setup
@@ -263,10 +262,9 @@ class Host:
         """Route fetched entries: dead-letter the undecodable, hand each actor its batch."""
         batches: dict[str, list[Delivery]] = {}
         for d in deliveries:
-            if d.stream == self._control.stream:
-                # A wake-up, not a message: acknowledged without counting as traffic.
+            if d.subscription.control:
+                # A wake-up, not a message: acknowledged, never dispatched.
                 self.bus.transport.commit(Commit(ack=Ack(d.stream, d.group, d.entry_id)))
-                self.bus.count("received", -1)
             elif d.error is not None:
                 self.bus.dead_letter(d, d.error.reason, d.error.detail)
             elif d.attempt > self.bus.max_attempts:
@@ -547,7 +545,7 @@ class Host:
         min_idle = int(self.config.visibility_timeout * 1000)
         for subs in self._subscriptions_by_group().values():
             for sub in subs:
-                if sub.stream == self._control.stream or self._stopping.is_set():
+                if sub.control or self._stopping.is_set():
                     continue
                 room = self.config.max_in_flight - len(self._in_flight)
                 if room <= 0:
