@@ -8,6 +8,7 @@ effect exactly once.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -235,29 +236,57 @@ class Bus:
         self, recipient: str, payload: Message, *, timeout: float, sender: str = "", **kw: Any
     ) -> Future[Envelope]:
         """Send a request; the future gets the reply envelope, ``AskTimeoutError`` or ``RemoteError``."""
-        self._check_open()
-        self._ensure_listener()
-        corr = new_id()
-        deadline = self.clock() + timeout
-        env = self.envelope(
-            recipient,
-            payload,
-            sender=sender,
-            correlation_id=corr,
-            reply_to=self.reply_address,
-            deadline=deadline,
-            **kw,
-        )
-        fut: Future[Envelope] = Future()
-        with self._asks_lock:
-            self._pending_asks[corr] = _PendingAsk(fut, recipient, payload.message_type, timeout, deadline)
-        fut.add_done_callback(lambda _f: self._forget_ask(corr))
-        try:
-            self.send(self.keys.inbox(recipient), env)
-        except BaseException:
-            self._forget_ask(corr)
-            raise
+        (fut,) = self.ask_many([(recipient, payload)], timeout=timeout, sender=sender, **kw)
         return fut
+
+    def ask_many(
+        self,
+        requests: Sequence[tuple[str, Message]],
+        *,
+        timeout: float,
+        sender: str = "",
+        **kw: Any,
+    ) -> list[Future[Envelope]]:
+        """Scatter asks to many addresses in one round trip; one future per request, in order.
+
+        Each future resolves like ``ask_async``'s: the reply envelope, ``AskTimeoutError`` or
+        ``RemoteError``.
+        """
+        self._check_open()
+        if not requests:
+            return []
+        self._ensure_listener()
+        deadline = self.clock() + timeout
+        futures: list[Future[Envelope]] = []
+        entries: list[tuple[str, dict[str, bytes]]] = []
+        corrs: list[str] = []
+        for recipient, payload in requests:
+            corr = new_id()
+            env = self.envelope(
+                recipient,
+                payload,
+                sender=sender,
+                correlation_id=corr,
+                reply_to=self.reply_address,
+                deadline=deadline,
+                **kw,
+            )
+            fut: Future[Envelope] = Future()
+            pending = _PendingAsk(fut, recipient, payload.message_type, timeout, deadline)
+            with self._asks_lock:
+                self._pending_asks[corr] = pending
+            fut.add_done_callback(functools.partial(self._forget_done, corr))
+            futures.append(fut)
+            corrs.append(corr)
+            entries.append((self.keys.inbox(recipient), {FIELD: encode(env)}))
+        try:
+            self.transport.add_many(entries)
+        except BaseException:
+            for corr in corrs:
+                self._forget_ask(corr)
+            raise
+        self.count("sent", len(entries))
+        return futures
 
     def ask_envelope(self, recipient: str, payload: Message, *, timeout: float = 10.0, **kw: Any) -> Envelope:
         """Synchronous ask: the calling thread reads its own reply stream (no thread hop)."""
@@ -333,6 +362,9 @@ class Bus:
 
     # ------------------------------------------------------------------ replies (asker side)
 
+    def _forget_done(self, corr: str, _future: Future[Envelope]) -> None:
+        self._forget_ask(corr)
+
     def _forget_ask(self, corr: str) -> None:
         with self._asks_lock:
             self._pending_asks.pop(corr, None)
@@ -374,6 +406,14 @@ class Bus:
             return 500
         wait = min(deadlines) - self.clock()
         return max(1, min(500, int(wait * 1000) + 1))
+
+    def decode_entry(self, entry: StreamEntry) -> Envelope | None:
+        """Decode a stream entry read outside a consumer group; None (logged) if it cannot be."""
+        try:
+            return decode(entry.fields.get(FIELD, b""), self.registry)
+        except DecodeError as exc:
+            log.warning("undecodable entry skipped", reason=exc.reason, stream=entry.stream)
+            return None
 
     def _decode_reply(self, entry: StreamEntry) -> Envelope | None:
         try:

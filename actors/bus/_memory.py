@@ -338,6 +338,13 @@ class MemoryTransport(Transport):
         with self._lock:
             self._keys[key] = (value, None if ttl_ms is None else self._clock() + ttl_ms / 1000)
 
+    def set_if_absent(self, key: str, value: bytes) -> bool:
+        with self._lock:
+            if self._live(key) is not None:
+                return False
+            self._keys[key] = (value, None)
+            return True
+
     def delete(self, *keys: str) -> int:
         n = 0
         with self._lock:

@@ -96,18 +96,38 @@ def _id_key(entry_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
+MAX_CONNECTIONS = 64
+"""Connections for commands; more threads than this wait their turn (a URL's max_connections wins)."""
+MAX_BLOCKING_CONNECTIONS = 512
+"""Connections for blocking reads: one per reader thread and per thread with a reply lane."""
+
+
 class RedisTransport(Transport):
     """Streams on a Redis server: ``redis://``, ``rediss://``, ``unix://``, with password or ACL user."""
 
     def __init__(self, url: str, *, socket_timeout: float = 10.0, client_name: str | None = None) -> None:
         self._url = url
         common: dict[str, Any] = {"client_name": client_name} if client_name else {}
-        self._client = redis.Redis.from_url(
-            url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout, **common
+        # Blocking pools: a host runs many actor threads that each commit; past the pool's size
+        # they wait for a connection instead of failing (redis-py's plain pool raises).
+        pool = redis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=socket_timeout,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_timeout,
+            **common,
         )
-        self._blocking = redis.Redis.from_url(
-            url, socket_timeout=None, socket_connect_timeout=socket_timeout, **common
+        self._client = redis.Redis(connection_pool=pool)
+        blocking_pool = redis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=MAX_BLOCKING_CONNECTIONS,
+            timeout=socket_timeout,
+            socket_timeout=None,
+            socket_connect_timeout=socket_timeout,
+            **common,
         )
+        self._blocking = redis.Redis(connection_pool=blocking_pool)
         self._commit_script = self._client.register_script(_COMMIT_LUA)
 
     @property
@@ -315,10 +335,10 @@ class RedisTransport(Transport):
         keep_from: tuple[int, int] | None = None
         for g in groups:
             name = _s(g["name"])
-            if int(g["pending"]) > 0:
-                summary = self._client.xpending(stream, name)
+            summary = self._client.xpending(stream, name) if int(g["pending"]) > 0 else None
+            if summary and summary.get("min"):
                 first = _id_key(_s(summary["min"]))
-            else:
+            else:  # nothing pending (or acknowledged since XINFO): all delivered entries are done
                 first = _id_key(_next_id(_s(g["last-delivered-id"])))
             keep_from = first if keep_from is None or first < keep_from else keep_from
         assert keep_from is not None
@@ -337,6 +357,9 @@ class RedisTransport(Transport):
 
     def set(self, key: str, value: bytes, *, ttl_ms: int | None = None) -> None:
         self._client.set(key, value, px=ttl_ms)
+
+    def set_if_absent(self, key: str, value: bytes) -> bool:
+        return bool(self._client.set(key, value, nx=True))
 
     def delete(self, *keys: str) -> int:
         return int(self._client.delete(*keys)) if keys else 0
@@ -359,3 +382,6 @@ class RedisTransport(Transport):
     def close(self) -> None:
         self._client.close()
         self._blocking.close()
+        # A client given a pool does not own it: disconnect the pools' sockets explicitly.
+        self._client.connection_pool.disconnect()
+        self._blocking.connection_pool.disconnect()

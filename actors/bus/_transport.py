@@ -156,6 +156,10 @@ class Transport(abc.ABC):
     def set(self, key: str, value: bytes, *, ttl_ms: int | None = None) -> None: ...
 
     @abc.abstractmethod
+    def set_if_absent(self, key: str, value: bytes) -> bool:
+        """Store ``value`` unless the key exists; True if this call stored it."""
+
+    @abc.abstractmethod
     def delete(self, *keys: str) -> int: ...
 
     @abc.abstractmethod

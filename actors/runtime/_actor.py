@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -75,6 +75,14 @@ class Context:
     def ask(self, recipient: str, payload: Message, *, timeout: float = 10.0, **kw: Any) -> Message:
         return self.bus.ask(
             recipient, payload, timeout=timeout, sender=self.address, causation=self.envelope, **kw
+        )
+
+    def ask_many(
+        self, requests: Sequence[tuple[str, Message]], *, timeout: float, **kw: Any
+    ) -> list[Future[Envelope]]:
+        """Scatter asks in one round trip (e.g. the world asking every agent for its decision)."""
+        return self.bus.ask_many(
+            requests, timeout=timeout, sender=self.address, causation=self.envelope, **kw
         )
 
     def ask_async(self, recipient: str, payload: Message, *, timeout: float, **kw: Any) -> Future[Envelope]:

@@ -343,10 +343,12 @@ class Host:
                 try:
                     result = actor.dispatch(ctx, env.payload)
                 except PermanentError as exc:
+                    self._reload(actor, address)
                     self.bus.dead_letter(d, exc.reason, f"{type(exc).__name__}: {exc}")
                     return
                 except Exception as exc:
                     log.error("handler failed", error=repr(exc), exc_info=True)
+                    self._reload(actor, address)
                     finished = self._failed(d, exc)
                     return
                 except KeyboardInterrupt:
@@ -361,6 +363,14 @@ class Host:
             finally:
                 if finished:
                     self._finish(d)
+
+    def _reload(self, actor: Actor, address: str) -> None:
+        """A failed handler may have changed the actor's state half-way: go back to the stored one."""
+        if type(actor).save_state is not Actor.save_state:  # a stateful actor
+            try:
+                actor.load_state(self.bus.load_state(address))
+            except Exception as exc:  # noqa: BLE001 - the retry reloads again
+                log.error("could not reload state after a failure", error=repr(exc))
 
     def _commit(self, actor: Actor, address: str, d: Delivery, ctx: Context, *, backlog: bool) -> bool:
         """Acknowledge with the handler's effects; returns False if the committer finishes it.

@@ -48,6 +48,13 @@ class Scheduler:
                 _, _, fn = heapq.heappop(self._heap)
             self._run(fn)
 
+    def stop(self) -> None:
+        """Stop and drop pending callbacks."""
+        with self._cv:
+            self._stopped = True
+            self._heap.clear()
+            self._cv.notify()
+
     def flush_and_stop(self) -> int:
         """Run every pending callback now, then stop; returns how many ran."""
         with self._cv:
