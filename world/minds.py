@@ -1,0 +1,162 @@
+"""How a town agent chooses what to do: the ``Mind`` protocol and the deterministic schedule mind.
+
+A mind turns a ``Perception`` into a ``Decision``. ``agent_turn`` wraps any mind with what every
+agent does each tick regardless of its mind: record the perception in its memory stream (with
+a plan at the start of each day) and answer a repeated perception with the same decision, so a
+redelivered request changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from messages.town import Decision, Perception
+from world.clock import MINUTES_PER_DAY, MINUTES_PER_TICK, format_minute
+from world.definition import Activity, AgentProfile, TownDefinition
+from world.memory import MemoryStream
+from world.movement import spot, travel_ticks
+from world.rng import derive_rng
+
+PlanStep = tuple[int, Activity]
+
+
+class AgentMindState(BaseModel):
+    """What ``agent.<slug>`` owns and persists: its memory stream and its last decision."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slug: str
+    memory: MemoryStream = Field(default_factory=MemoryStream)
+    last_tick: int = -1
+    last_decision: Decision | None = None
+    plan_day: int = -1
+
+
+class Mind(Protocol):
+    name: str
+
+    def plan(self, day: int) -> list[PlanStep]:
+        """The agent's intended day (recorded in its memory each morning)."""
+        ...
+
+    def decide(self, perception: Perception, memory: MemoryStream) -> Decision: ...
+
+
+MindFactory = Callable[[TownDefinition, AgentProfile, int], Mind]
+
+
+def day_plan(profile: AgentProfile, day: int, seed: int) -> list[PlanStep]:
+    """The agent's schedule for ``day``: each entry's activity, alternatives drawn by the seed."""
+    rng = derive_rng(seed, "plan", profile.slug, day)
+    plan = []
+    for entry in profile.schedule:
+        options = entry.activities
+        activity = options[0] if len(options) == 1 else rng.choice(options)
+        plan.append((entry.minute, activity))
+    return plan
+
+
+def scheduled_activity(  # noqa: PLR0917 - a pure function of exactly these six facts
+    definition: TownDefinition,
+    profile: AgentProfile,
+    plan: list[PlanStep],
+    minute_of_day: int,
+    pos: tuple[int, int],
+    seed: int,
+) -> Activity:
+    """The activity to pursue now: the current entry, unless a later one must be set off for now
+    to be reached on time at 3 cells per tick."""
+    current = 0
+    for i, (start, _) in enumerate(plan):
+        if start <= minute_of_day:
+            current = i
+    for start, activity in plan[current + 1 :]:
+        moves_left = (start - minute_of_day) // MINUTES_PER_TICK + 1  # this tick's move included
+        goal = spot(seed, profile.slug, definition.location(activity.location))
+        if travel_ticks(pos, goal) >= moves_left:
+            return activity
+        if moves_left > 40:  # nothing on a 60x60 grid is further away than this
+            break
+    return plan[current][1]
+
+
+class ScheduleMind:
+    """Follows the agent's daily schedule (the deterministic, offline mind)."""
+
+    name = "schedule"
+
+    def __init__(self, definition: TownDefinition, profile: AgentProfile, seed: int) -> None:
+        self.definition = definition
+        self.profile = profile
+        self.seed = seed
+        self._plans: dict[int, list[PlanStep]] = {}
+
+    def plan(self, day: int) -> list[PlanStep]:
+        plan = self._plans.get(day)
+        if plan is None:
+            self._plans = {day: day_plan(self.profile, day, self.seed)}  # one day cached is enough
+            plan = self._plans[day]
+        return plan
+
+    def decide(self, perception: Perception, memory: MemoryStream) -> Decision:
+        minute = perception.minute - perception.day * MINUTES_PER_DAY
+        activity = scheduled_activity(
+            self.definition,
+            self.profile,
+            self.plan(perception.day),
+            minute,
+            (perception.x, perception.y),
+            self.seed,
+        )
+        return Decision(
+            tick=perception.tick, action=activity.action, target=activity.location, mind=self.name
+        )
+
+
+def schedule_mind(definition: TownDefinition, profile: AgentProfile, seed: int) -> Mind:
+    return ScheduleMind(definition, profile, seed)
+
+
+def observe(state: AgentMindState, perception: Perception, plan: list[PlanStep] | None = None) -> None:
+    """Record a perception in the memory stream: the day's plan first thing, then what was seen."""
+    memory = state.memory
+    minute = perception.minute
+    if plan is not None and perception.day != state.plan_day:
+        state.plan_day = perception.day
+        steps = "; ".join(f"{format_minute(m)} {a.action} at {a.location}" for m, a in plan)
+        memory.add("plan", f"Plan for day {perception.day}: {steps}", minute)
+    where = perception.location or "the street"
+    with_whom = f" with {', '.join(perception.nearby)}" if perception.nearby else ""
+    memory.add("observation", f"{perception.time} at {where}{with_whom}: {perception.action}", minute)
+    for event in perception.events:
+        if event.kind == "conversation":
+            continue  # recorded below from the agent's own side
+        place = f" at {event.location}" if event.location else " in town"
+        memory.add("observation", f"{perception.time}{place}, {event.kind}: {event.description}", minute)
+    for conv in perception.conversations:
+        others = [p for p in conv.participants if p != state.slug]
+        memory.add(
+            "conversation",
+            f"Talked with {', '.join(others)} at {conv.location} about {conv.topic}: " + " ".join(conv.lines),
+            minute,
+        )
+
+
+def agent_turn(state: AgentMindState, mind: Mind, perception: Perception) -> Decision:
+    """One tick of an agent: remember, then decide. A perception already handled (a redelivery
+    after a crash) gets the decision it got before and is not remembered twice."""
+    if perception.tick <= state.last_tick and state.last_decision is not None:
+        if state.last_decision.tick == perception.tick:
+            return state.last_decision
+        # An older tick than our last: the world is replaying; answer without recording.
+        return mind.decide(perception, state.memory)
+    observe(state, perception, mind.plan(perception.day))
+    decision = mind.decide(perception, state.memory)
+    if decision.tick != perception.tick:
+        decision = decision.model_copy(update={"tick": perception.tick})
+    state.last_tick = perception.tick
+    state.last_decision = decision
+    return decision

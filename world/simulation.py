@@ -1,0 +1,387 @@
+"""One tick of the town, as pure functions over ``WorldState``.
+
+The order within a tick follows DESIGN.md: perceptions out, decisions in (an agent without a
+decision keeps its scheduled action), movement, conversations, private-state rules, belief
+refresh, events. ``advance`` mutates the state it is given and returns what happened.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from messages.town import (
+    AgentView,
+    BeliefView,
+    ConversationRecord,
+    Decision,
+    EventAccepted,
+    InjectEvent,
+    Perception,
+    PrivateView,
+    TownEvent,
+    TownStateView,
+)
+from world.clock import SimTime, sim_time
+from world.conversation import can_talk, converse, pick_pairs
+from world.definition import TownDefinition
+from world.minds import day_plan, scheduled_activity
+from world.movement import spot, step_towards
+from world.rng import derive_rng
+from world.rules import DEFAULT_RULES, DND, PrivateStateRules, RuleInput, evolve
+from world.state import AgentState, Belief, PrivateState, WorldState, pair_key
+
+MAX_EVENTS = 500
+MAX_CONVERSATIONS = 200
+
+
+class InvalidEventError(ValueError):
+    """An injected event the world refuses, with a one-line reason."""
+
+
+@dataclass
+class TickReport:
+    tick: int
+    time: SimTime
+    digest: str
+    events: list[TownEvent] = field(default_factory=list)
+    conversations: list[ConversationRecord] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- setup and reading
+
+
+def initial_state(definition: TownDefinition, seed: int) -> WorldState:
+    """Every agent asleep at its spot at home, before tick 0."""
+    state = WorldState(seed=seed)
+    for profile in definition.agents:
+        x, y = spot(seed, profile.slug, definition.location(profile.home))
+        state.agents[profile.slug] = AgentState(
+            slug=profile.slug,
+            name=profile.name,
+            x=x,
+            y=y,
+            location=definition.location_at(x, y),
+            action="sleeping",
+            target=profile.home,
+            private=PrivateState(
+                availability=DND, emotional_state="resting", unspoken_goal=None, rule="sleep"
+            ),
+        )
+    return state
+
+
+def digest(state: WorldState) -> str:
+    return hashlib.sha256(state.model_dump_json().encode()).hexdigest()
+
+
+def groups_by_location(state: WorldState) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for slug, agent in state.agents.items():
+        if agent.location is not None:
+            groups.setdefault(agent.location, []).append(slug)
+    return groups
+
+
+def nearby_names(state: WorldState, groups: dict[str, list[str]], slug: str) -> tuple[str, ...]:
+    """Names of the other agents at ``slug``'s location (none while it is between places)."""
+    location = state.agents[slug].location
+    if location is None:
+        return ()
+    return tuple(state.agents[s].name for s in groups[location] if s != slug)
+
+
+def _event_index(state: WorldState, event_id: int) -> int | None:
+    i = bisect.bisect_left(state.events, event_id, key=lambda e: e.id)
+    return i if i < len(state.events) and state.events[i].id == event_id else None
+
+
+def _events_by_id(state: WorldState, ids: list[int]) -> list[TownEvent]:
+    out = []
+    for event_id in ids:
+        i = _event_index(state, event_id)
+        if i is not None:
+            out.append(state.events[i])
+    return out
+
+
+def perceptions(definition: TownDefinition, state: WorldState) -> dict[str, Perception]:
+    """What each agent perceives before tick ``state.tick``: its place, company, new events and
+    the conversations it had last tick. Marks the delivered events as seen."""
+    now = sim_time(state.tick)
+    groups = groups_by_location(state)
+    recent_talks: dict[str, list[ConversationRecord]] = {}
+    for conv in state.conversations:
+        if conv.tick == state.tick - 1:
+            for p in conv.participants:
+                recent_talks.setdefault(p, []).append(conv)
+    out = {}
+    for slug, agent in state.agents.items():
+        new_ids = [i for i in agent.perceived if i > agent.event_cursor]
+        if agent.perceived:
+            agent.event_cursor = max(agent.event_cursor, agent.perceived[-1])
+        out[slug] = Perception(
+            tick=state.tick,
+            day=now.day,
+            time=now.hhmm,
+            minute=now.absolute_minutes,
+            x=agent.x,
+            y=agent.y,
+            location=agent.location,
+            action=agent.action,
+            target=agent.target,
+            nearby=nearby_names(state, groups, slug),
+            events=tuple(_events_by_id(state, new_ids)),
+            conversations=tuple(recent_talks.get(slug, ())),
+        )
+    return out
+
+
+def scheduled_decision(definition: TownDefinition, state: WorldState, slug: str) -> Decision:
+    """The decision an agent's schedule gives: what it keeps when its mind misses the deadline."""
+    agent = state.agents[slug]
+    profile = definition.agent(slug)
+    now = sim_time(state.tick)
+    activity = scheduled_activity(
+        definition,
+        profile,
+        day_plan(profile, now.day, state.seed),
+        now.minute,
+        (agent.x, agent.y),
+        state.seed,
+    )
+    return Decision(tick=state.tick, action=activity.action, target=activity.location, mind="schedule")
+
+
+# ---------------------------------------------------------------- events
+
+
+def _log_event(state: WorldState, event: TownEvent, witnesses: list[str], rules: PrivateStateRules) -> None:
+    state.events.append(event)
+    if len(state.events) > MAX_EVENTS:
+        del state.events[: len(state.events) - MAX_EVENTS]
+    keep = max(rules.stress_window, 8)
+    for slug in witnesses:
+        perceived = state.agents[slug].perceived
+        perceived.append(event.id)
+        if len(perceived) > keep:
+            del perceived[: len(perceived) - keep]
+
+
+def _witnesses(state: WorldState, location: str | None, participants: tuple[str, ...]) -> list[str]:
+    if location is None:
+        return list(state.agents)
+    present = [s for s, a in state.agents.items() if a.location == location]
+    return present + [p for p in participants if p not in present]
+
+
+def inject(
+    definition: TownDefinition, state: WorldState, spec: InjectEvent, rules: PrivateStateRules = DEFAULT_RULES
+) -> EventAccepted:
+    """Log an environment event now; agents present (everyone, for a town-wide one) perceive it.
+    It is in their stress window when the next tick evolves private state."""
+    if spec.location is not None and not definition.has_location(spec.location):
+        known = ", ".join(sorted(loc.name for loc in definition.locations)[:8])
+        raise InvalidEventError(f"no location named {spec.location!r} (known: {known}, ...)")
+    participants = []
+    for who in spec.participants:
+        profile = definition.find_agent(who)
+        if profile is None:
+            raise InvalidEventError(f"no agent named {who!r}")
+        participants.append(profile.slug)
+    event = TownEvent(
+        id=state.next_event_id,
+        tick=state.tick,
+        kind=spec.kind,
+        description=spec.description.strip(),
+        location=spec.location,
+        participants=tuple(participants),
+        source="environment",
+    )
+    state.next_event_id += 1
+    witnesses = _witnesses(state, spec.location, event.participants)
+    _log_event(state, event, witnesses, rules)
+    return EventAccepted(event=event, witnesses=tuple(witnesses))
+
+
+# ---------------------------------------------------------------- the tick
+
+
+def advance(
+    definition: TownDefinition,
+    state: WorldState,
+    decisions: Mapping[str, Decision],
+    rules: PrivateStateRules = DEFAULT_RULES,
+) -> TickReport:
+    """Apply tick ``state.tick`` with the agents' decisions; missing or unusable ones fall back to
+    the schedule. Returns the tick's report; ``state.tick`` moves on by one."""
+    tick = state.tick
+    now = sim_time(tick)
+    seed = state.seed
+    report = TickReport(tick=tick, time=now, digest="")
+
+    # 1. decisions and movement
+    for slug, agent in state.agents.items():
+        decision = decisions.get(slug)
+        if decision is None or decision.tick != tick or not definition.has_location(decision.target):
+            report.missed.append(slug)
+            agent.missed_decisions += 1
+            decision = scheduled_decision(definition, state, slug)
+        goal = spot(seed, slug, definition.location(decision.target))
+        agent.x, agent.y = step_towards((agent.x, agent.y), goal)
+        agent.location = definition.location_at(agent.x, agent.y)
+        agent.target = decision.target
+        agent.action = (
+            decision.action if agent.location == decision.target else f"walking to {decision.target}"
+        )
+    state.missed_decisions += len(report.missed)
+    groups = groups_by_location(state)
+
+    # 2. conversations between co-located agents
+    for location in sorted(groups):
+        members = groups[location]
+        if len(members) < 2:
+            continue
+        candidates = [
+            s for s in members if can_talk(state.agents[s], bool(rules.sleep.search(state.agents[s].action)))
+        ]
+        if len(candidates) < 2:
+            continue
+        rng = derive_rng(seed, "talk", tick, location)
+        for a, b in pick_pairs(candidates, state.last_talked, tick, rng):
+            conv = converse(definition.agent(a), definition.agent(b), location, tick, rng)
+            state.last_talked[pair_key(a, b)] = tick
+            report.conversations.append(conv)
+            names = [state.agents[a].name, state.agents[b].name]
+            event = TownEvent(
+                id=state.next_event_id,
+                tick=tick,
+                kind="conversation",
+                description=f"{names[0]} and {names[1]} talked about {conv.topic}",
+                location=location,
+                participants=(a, b),
+            )
+            state.next_event_id += 1
+            _log_event(state, event, list(members), rules)
+            report.events.append(event)
+    state.conversations.extend(report.conversations)
+    if len(state.conversations) > MAX_CONVERSATIONS:
+        del state.conversations[: len(state.conversations) - MAX_CONVERSATIONS]
+    # Cooldowns older than the cooldown window can never block again: keep the map small.
+    if report.conversations or len(state.last_talked) > 4 * len(state.agents):
+        state.last_talked = {k: t for k, t in state.last_talked.items() if tick - t <= 2}
+
+    # 3. private state by the rule table
+    event_text: dict[int, str] = {}
+    for slug, agent in state.agents.items():
+        profile = definition.agent(slug)
+        loc = agent.location
+        peers = len(groups[loc]) - 1 if loc is not None else 0
+        texts = []
+        for event_id in agent.perceived[-rules.stress_window :]:
+            text = event_text.get(event_id)
+            if text is None:
+                events = _events_by_id(state, [event_id])
+                text = event_text[event_id] = events[0].text if events else ""
+            texts.append(text)
+        outcome = evolve(
+            RuleInput(
+                action=agent.action,
+                at_workplace=loc is not None and loc in profile.workplaces,
+                peers=peers,
+                open_now=loc is not None and definition.location(loc).is_open(now.minute),
+                recent_events=tuple(texts),
+                previous_emotion=agent.private.emotional_state,
+                standing_goal=profile.unspoken_goal or None,
+            ),
+            rules,
+        )
+        p = agent.private
+        p.rule, p.availability, p.emotional_state, p.unspoken_goal = outcome
+
+    # 4. beliefs refresh only between agents sharing a location this tick
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        seen = {
+            s: Belief(
+                location=state.agents[s].location,
+                action=state.agents[s].action,
+                availability=state.agents[s].private.availability,
+                emotional_state=state.agents[s].private.emotional_state,
+                observed_tick=tick,
+            )
+            for s in members
+        }
+        for s in members:
+            beliefs = state.agents[s].private.beliefs_about_others
+            for other in members:
+                if other != s:
+                    beliefs[other] = seen[other]
+
+    state.tick = tick + 1
+    report.digest = digest(state)
+    return report
+
+
+# ---------------------------------------------------------------- views
+
+
+def _private_view(p: PrivateState) -> PrivateView:
+    return PrivateView(
+        availability=p.availability,
+        emotional_state=p.emotional_state,
+        unspoken_goal=p.unspoken_goal,
+        rule=p.rule,
+        beliefs_about_others={
+            k: BeliefView(**b.model_dump()) for k, b in sorted(p.beliefs_about_others.items())
+        },
+    )
+
+
+def view(
+    definition: TownDefinition,
+    state: WorldState,
+    *,
+    agent: str | None = None,
+    include_private: bool = False,
+    events: int = 10,
+) -> TownStateView:
+    """The town as a reader sees it; private state only when asked for."""
+    slugs = list(state.agents)
+    if agent is not None:
+        profile = definition.find_agent(agent)
+        if profile is None:
+            raise KeyError(f"no agent named {agent!r}")
+        slugs = [profile.slug]
+    groups = groups_by_location(state)
+    shown = sim_time(max(0, state.tick - 1))
+    agents = []
+    for slug in slugs:
+        a = state.agents[slug]
+        agents.append(
+            AgentView(
+                slug=slug,
+                name=a.name,
+                x=a.x,
+                y=a.y,
+                location=a.location,
+                action=a.action,
+                target=a.target,
+                nearby=nearby_names(state, groups, slug),
+                private=_private_view(a.private) if include_private else None,
+            )
+        )
+    return TownStateView(
+        town=definition.name,
+        seed=state.seed,
+        tick=state.tick,
+        day=shown.day,
+        time=shown.hhmm,
+        digest=digest(state),
+        agents=tuple(agents),
+        events=tuple(state.events[-events:]) if events else (),
+    )
