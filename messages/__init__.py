@@ -3,6 +3,7 @@
 This package does no I/O, reads no clock and draws no randomness.
 """
 
+from messages import town
 from messages._base import Message
 from messages._codec import decode, encode, envelope_to_dict, read_header
 from messages._envelope import ENVELOPE_FORMAT, Envelope
@@ -47,5 +48,6 @@ __all__ = [
     "message",
     "read_header",
     "schema_file_name",
+    "town",
     "upcaster",
 ]

@@ -1,0 +1,52 @@
+"""Putting a town's actors on a host: all roles in one process, or some roles per process."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from actors.runtime import Host
+from actors.town._config import TownConfig
+from actors.town.agent import TownAgentActor
+from actors.town.clock import CLOCK, ClockActor
+from actors.town.world import TICKS_TOPIC, WorldActor, agent_address
+from world import MindFactory, schedule_mind
+
+ROLES = ("clock", "world", "agents")
+
+
+def spawn_town(
+    host: Host,
+    config: TownConfig,
+    *,
+    roles: Collection[str] = ROLES,
+    agents: Collection[str] | None = None,
+    mind_factory: MindFactory = schedule_mind,
+) -> list[str]:
+    """Spawn the town's actors of the given roles (``agents`` narrows which town agents);
+    returns the addresses spawned."""
+    unknown = set(roles) - set(ROLES)
+    if unknown:
+        raise ValueError(f"unknown role(s) {sorted(unknown)}: choose from {', '.join(ROLES)}")
+    definition = config.definition
+    spawned = []
+    if "world" in roles:
+        host.spawn(lambda: WorldActor(config), "world")
+        spawned.append("world")
+    if "clock" in roles:
+        host.spawn(lambda: ClockActor(config), CLOCK, topics=(TICKS_TOPIC,))
+        spawned.append(CLOCK)
+    if "agents" in roles:
+        wanted = None if agents is None else {definition.find_agent(a) for a in agents}
+        if wanted is not None and None in wanted:
+            missing = [a for a in agents or () if definition.find_agent(a) is None]
+            raise ValueError(f"no agent named {missing[0]!r} in {definition.name}")
+        for profile in definition.agents:
+            if wanted is not None and profile not in wanted:
+                continue
+            address = agent_address(profile.slug)
+            host.spawn(
+                lambda p=profile: TownAgentActor(definition, p, config.seed, mind_factory),  # type: ignore[misc]
+                address,
+            )
+            spawned.append(address)
+    return spawned

@@ -1,0 +1,33 @@
+"""``agent.<slug>``: one town agent. Owns its memory stream; its mind chooses its actions."""
+
+from __future__ import annotations
+
+from actors.runtime import Context, StatefulActor, on
+from messages.town import Decision, GetMindState, MindStateData, Perception
+from world import AgentMindState, AgentProfile, MindFactory, TownDefinition, agent_turn, schedule_mind
+
+
+class TownAgentActor(StatefulActor[AgentMindState]):
+    state_model = AgentMindState
+
+    def __init__(
+        self,
+        definition: TownDefinition,
+        profile: AgentProfile,
+        seed: int,
+        mind_factory: MindFactory = schedule_mind,
+    ) -> None:
+        self.profile = profile
+        self.mind = mind_factory(definition, profile, seed)
+        super().__init__()
+
+    def initial_state(self) -> AgentMindState:
+        return AgentMindState(slug=self.profile.slug)
+
+    @on(Perception)
+    def perceive(self, ctx: Context, perception: Perception) -> Decision:
+        return agent_turn(self.state, self.mind, perception)
+
+    @on(GetMindState)
+    def mind_state(self, ctx: Context, msg: GetMindState) -> MindStateData:
+        return MindStateData(slug=self.profile.slug, data=self.state.model_dump_json())

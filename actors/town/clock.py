@@ -1,0 +1,198 @@
+"""``clock``: paces the town. Sends Tick(n) to the world, waits for its TickCompleted, then sends
+the next one when its speed allows, unless paused (``Step`` runs ticks even while paused).
+
+The decision of what to do is ``next_action``, a pure function of the clock's state and the
+time; the actor only persists the state, keeps a timer and sends what the function says.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import structlog
+from pydantic import BaseModel, ConfigDict
+
+from actors.bus import Bus
+from actors.runtime import Context, StatefulActor, on
+from actors.runtime._scheduler import Scheduler
+from actors.town._config import TownConfig
+from messages.town import (
+    ClockStatus,
+    ClockWake,
+    GetClockStatus,
+    Pause,
+    Resume,
+    SetSpeed,
+    Step,
+    Tick,
+    TickCompleted,
+)
+
+log = structlog.get_logger("auratown.clock")
+
+CLOCK = "clock"
+WORLD = "world"
+
+
+class ClockState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    next_tick: int = 0
+    completed: int = -1
+    awaiting: int | None = None
+    paused: bool = False
+    ticks_per_second: float = 1.0
+    steps_pending: int = 0
+    sent_at: float = 0.0
+    """Wall time the last tick was sent (paces the next one; detects a stuck world)."""
+
+
+@dataclass(frozen=True)
+class NextAction:
+    send: int | None = None
+    """Send this tick now."""
+    resend: int | None = None
+    """Send the awaited tick again: the world has not completed it for too long."""
+    wake_at: float | None = None
+    """Nothing to do before this wall time."""
+
+
+def next_action(state: ClockState, now: float, resend_after: float) -> NextAction:
+    if state.awaiting is not None:
+        stuck_at = state.sent_at + resend_after
+        return NextAction(resend=state.awaiting) if now >= stuck_at else NextAction(wake_at=stuck_at)
+    if state.steps_pending > 0:
+        return NextAction(send=state.next_tick)
+    if state.paused:
+        return NextAction()
+    if state.ticks_per_second > 0:
+        due = state.sent_at + 1.0 / state.ticks_per_second
+        if now < due:
+            return NextAction(wake_at=due)
+    return NextAction(send=state.next_tick)
+
+
+def completed(state: ClockState, tick: int) -> None:
+    state.completed = max(state.completed, tick)
+    state.next_tick = max(state.next_tick, tick + 1)
+    if state.awaiting is not None and state.awaiting <= tick:
+        state.awaiting = None
+
+
+class ClockActor(StatefulActor[ClockState]):
+    state_model = ClockState
+    topics = ("town.ticks",)
+
+    def __init__(self, config: TownConfig) -> None:
+        self.config = config
+        self._now = time.time
+        self._timer: Scheduler | None = None
+        self._wake_due: float | None = None
+        self._lock = threading.Lock()
+        self._bus: Bus | None = None
+        self._address = CLOCK
+        super().__init__()
+
+    def initial_state(self) -> ClockState:
+        return ClockState(ticks_per_second=self.config.ticks_per_second, paused=self.config.start_paused)
+
+    def on_start(self, address: str, bus: Bus) -> None:
+        self._bus, self._address = bus, address
+        self._timer = Scheduler(f"clock-timer-{bus.process_id}")
+        self._wake_at(self._now())  # resume wherever the stored state left off
+
+    def on_stop(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()  # pending wakes are dropped: a restarted clock re-plans from its state
+
+    # ------------------------------------------------------------------ timer
+
+    def _wake_at(self, when: float) -> None:
+        with self._lock:
+            if self._wake_due is not None and self._wake_due <= when:
+                return  # an earlier wake is already set; it re-plans
+            self._wake_due = when
+        assert self._timer is not None
+        self._timer.call_later(max(0.0, when - self._now()), lambda: self._fire(when))
+
+    def _fire(self, when: float) -> None:
+        with self._lock:
+            if self._wake_due != when:
+                return
+            self._wake_due = None
+        if self._bus is not None and not self._bus.closed:
+            self._bus.tell(self._address, ClockWake(due=when), sender=self._address)
+
+    # ------------------------------------------------------------------ handlers
+
+    def _advance(self, ctx: Context) -> None:
+        s = self.state
+        action = next_action(s, self._now(), self.config.resend_after)
+        if action.resend is not None:
+            log.warning("world has not completed the tick; sending it again", tick=action.resend)
+            ctx.tell(WORLD, Tick(tick=action.resend), sim_time=action.resend)
+            s.sent_at = self._now()
+            self._wake_at(s.sent_at + self.config.resend_after)
+        elif action.send is not None:
+            ctx.tell(WORLD, Tick(tick=action.send), sim_time=action.send)
+            s.awaiting = action.send
+            s.next_tick = action.send + 1
+            s.sent_at = self._now()
+            s.steps_pending = max(0, s.steps_pending - 1)
+            self._wake_at(s.sent_at + self.config.resend_after)
+        elif action.wake_at is not None:
+            self._wake_at(action.wake_at)
+
+    def _status(self, target: int | None = None) -> ClockStatus:
+        s = self.state
+        return ClockStatus(
+            next_tick=s.next_tick,
+            completed=s.completed,
+            awaiting=s.awaiting,
+            paused=s.paused,
+            ticks_per_second=s.ticks_per_second,
+            steps_pending=s.steps_pending,
+            target=target,
+        )
+
+    @on(ClockWake)
+    def wake(self, ctx: Context, msg: ClockWake) -> None:
+        self._advance(ctx)
+
+    @on(TickCompleted)
+    def tick_completed(self, ctx: Context, msg: TickCompleted) -> None:
+        completed(self.state, msg.tick)
+        self._advance(ctx)
+
+    @on(Pause)
+    def pause(self, ctx: Context, msg: Pause) -> ClockStatus:
+        self.state.paused = True
+        return self._status()
+
+    @on(Resume)
+    def resume(self, ctx: Context, msg: Resume) -> ClockStatus:
+        self.state.paused = False
+        self._advance(ctx)
+        return self._status()
+
+    @on(SetSpeed)
+    def set_speed(self, ctx: Context, msg: SetSpeed) -> ClockStatus:
+        self.state.ticks_per_second = msg.ticks_per_second
+        self._advance(ctx)
+        return self._status()
+
+    @on(Step)
+    def step(self, ctx: Context, msg: Step) -> ClockStatus:
+        s = self.state
+        # Ticks already sent or owed by earlier steps run first; these come after them.
+        last_owed = (s.awaiting if s.awaiting is not None else s.completed) + s.steps_pending
+        s.steps_pending += msg.count
+        target = last_owed + msg.count
+        self._advance(ctx)
+        return self._status(target)
+
+    @on(GetClockStatus)
+    def status(self, ctx: Context, msg: GetClockStatus) -> ClockStatus:
+        return self._status()
