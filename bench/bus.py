@@ -41,10 +41,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import json
-import multiprocessing
-import os
-import platform
 import signal
 import statistics
 import sys
@@ -66,6 +62,7 @@ from actors.ids import new_id, new_process_id
 from actors.logging import configure_logging
 from actors.roles import EchoActor as Echo
 from actors.runtime import Actor, Context, Host, on
+from bench._harness import BenchError, Children, exit_on_sigterm, machine_info, num, row, write_json
 from messages import Envelope, Message, Ping, Pong, decode, encode
 
 DEFAULT_MESSAGES = 20_000
@@ -102,10 +99,6 @@ NS_TPUT = {
 NS_ASK = {"memory": "bench-ask-mem", "redis": "bench-ask-bus", "raw": "bench-ask-raw"}
 
 RawEntry = tuple[str, dict[bytes, bytes]]
-
-
-class BenchError(RuntimeError):
-    """A measurement could not complete (a child died, a wait timed out)."""
 
 
 # ---------------------------------------------------------------------------------------- results
@@ -338,52 +331,6 @@ def _raw_echo_server(url: str, namespace: str, ready: MpEvent) -> None:
             pipe.xack(stream, INBOX_GROUP, entry_id)
             pipe.execute()
     client.close()
-
-
-class Children:
-    """Spawned child processes; every one is stopped (SIGTERM, then SIGKILL) on exit."""
-
-    def __init__(self) -> None:
-        self.ctx = multiprocessing.get_context("spawn")
-        self.procs: list[SpawnProcess] = []
-        self.exit_codes: dict[str, int | None] = {}
-
-    def start(self, name: str, target: Callable[..., None], *args: Any) -> SpawnProcess:
-        """Start ``target(*args, ready)`` and wait until it sets ``ready``."""
-        ready = self.ctx.Event()
-        proc = self.ctx.Process(target=target, args=(*args, ready), name=name, daemon=True)
-        proc.start()
-        self.procs.append(proc)
-        deadline = time.monotonic() + READY_TIMEOUT
-        while not ready.wait(0.1):
-            if not proc.is_alive() or time.monotonic() > deadline:
-                self.stop(proc)
-                raise BenchError(f"child {name} did not get ready (exit code {proc.exitcode})")
-        return proc
-
-    def join(self, proc: SpawnProcess, timeout: float = STOP_TIMEOUT) -> int | None:
-        """Wait for a child that exits by itself, then make sure it is gone."""
-        proc.join(timeout)
-        return self.stop(proc)
-
-    def stop(self, proc: SpawnProcess, timeout: float = STOP_TIMEOUT) -> int | None:
-        if proc.is_alive():
-            proc.terminate()
-            proc.join(timeout)
-        if proc.is_alive():
-            proc.kill()
-            proc.join(5)
-        if proc in self.procs:
-            self.procs.remove(proc)
-            self.exit_codes[proc.name] = proc.exitcode
-        return proc.exitcode
-
-    def __enter__(self) -> Children:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for proc in list(self.procs):
-            self.stop(proc)
 
 
 # ---------------------------------------------------------------------------------------- helpers
@@ -750,10 +697,6 @@ def _ratio(num: float | None, den: float | None) -> str:
     return f"{num / den:.2f}x" if num is not None and den else "-"
 
 
-def _num(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
-
-
 COLUMNS = (
     ("transport", -36),
     ("msgs/s", 7),
@@ -766,14 +709,10 @@ COLUMNS = (
 """Table headings and widths (negative: left-aligned)."""
 
 
-def _row(cells: list[str]) -> str:
-    return " | ".join(c.ljust(-w) if w < 0 else c.rjust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True))
-
-
 def format_table(report: Report) -> str:
     """One row per transport; the ratios are against raw redis-py with an XACK per message."""
     raw_tput, raw_p50 = report.throughput["raw"].msgs_per_s, report.latency["raw"].p50
-    head = _row([name for name, _ in COLUMNS])
+    head = row([name for name, _ in COLUMNS], COLUMNS)
     lines = [head, "-" * len(head)]
     for key, label in ROW_LABELS.items():
         tput = report.throughput.get(key)
@@ -781,16 +720,17 @@ def format_table(report: Report) -> str:
         rate = tput.msgs_per_s if tput else None
         p50 = lat.p50 if lat else None
         lines.append(
-            _row(
+            row(
                 [
                     label,
-                    _num(rate, ",.0f"),
-                    _num(tput.consumer_cpu_us_per_msg if tput else None, ",.0f"),
-                    _num(p50, ",.1f"),
-                    _num(lat.p99 if lat else None, ",.1f"),
+                    num(rate, ",.0f"),
+                    num(tput.consumer_cpu_us_per_msg if tput else None, ",.0f"),
+                    num(p50, ",.1f"),
+                    num(lat.p99 if lat else None, ",.1f"),
                     _ratio(rate, raw_tput),
                     _ratio(p50, raw_p50),
-                ]
+                ],
+                COLUMNS,
             )
         )
     lines.append(
@@ -811,24 +751,6 @@ def format_checks(report: Report) -> str:
             f"{'PASS' if lat['pass'] else 'FAIL'}",
         ]
     )
-
-
-def machine_info(server: LocalRedisServer) -> dict[str, Any]:
-    client = redis.Redis.from_url(server.url)
-    try:
-        info = client.info("server")
-    finally:
-        client.close()
-    return {
-        "cpu_count": os.cpu_count(),
-        "python_version": platform.python_version(),
-        "python_implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "redis_server_version": info.get("redis_version"),
-        "redis_server_binary": server.binary,
-        "redis_py_version": redis.__version__,
-        "multiprocessing_start_method": "spawn",
-    }
 
 
 # ---------------------------------------------------------------------------------------- main
@@ -872,7 +794,10 @@ def _step(name: str, fn: Callable[[], Any]) -> Any:
 def run(params: Params) -> Report:
     started = time.monotonic()
     n, m, w = params.messages, params.asks, params.warmup
-    with LocalRedisServer() as server, Children() as children:
+    with (
+        LocalRedisServer() as server,
+        Children(ready_timeout=READY_TIMEOUT, stop_timeout=STOP_TIMEOUT) as children,
+    ):
         url = server.url
         machine = machine_info(server)
         print(
@@ -896,25 +821,16 @@ def run(params: Params) -> Report:
     return Report(params, machine, throughput, latency, exit_codes, time.monotonic() - started)
 
 
-def write_json(report: Report, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_json(), indent=2) + "\n")
-
-
 def _iter_unclean(codes: dict[str, int | None]) -> Iterator[str]:
     for name, code in codes.items():
         if code != 0:
             yield f"{name}={code}"
 
 
-def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)  # unwinds through the finally blocks that stop the children
-
-
 def main(argv: list[str] | None = None) -> int:
     configure_logging(level="WARNING")
     params = parse_args(argv)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, exit_on_sigterm)
     report = run(params)
     print()
     print(format_table(report))

@@ -7,36 +7,73 @@ and argument errors answer at once (litellm in particular is never imported here
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-from deploy import commands
+from deploy import commands, town_commands
+
+T = TypeVar("T", int, float)
 
 DEFAULT_NAMESPACE = "town:main"
+DEFAULT_REDIS = os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
-class CLIError(Exception):
-    """A problem with the user's input or environment, reported as one line (exit 2)."""
+def _number(
+    convert: Callable[[str], T], what: str, ok: Callable[[T], bool] | None = None, bound: str = ""
+) -> Callable[[str], T]:
+    """An argparse type: ``convert`` the text, then require ``ok`` (NaN fails any comparison)."""
+
+    def parse(text: str) -> T:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if ok is not None and not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {bound}, got {text}")
+        return value
+
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
+_int = _number(int, "a whole number")
+_positive_int = _number(int, "a whole number", lambda v: v >= 1, "a number >= 1")
+_non_negative_int = _number(int, "a whole number", lambda v: v >= 0, "a number >= 0")
+_positive_float = _number(float, "a number of seconds", lambda v: v > 0, "a positive number of seconds")
+_non_negative_float = _number(float, "a number", lambda v: v >= 0, "a number >= 0")
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value:g}")
-    return value
+# The kinds an environment event may have (messages.town.INJECTABLE_KINDS), spelled out here so
+# that parsing arguments imports nothing heavy.
+_INJECTABLE = (
+    "argument",
+    "emergency",
+    "accident",
+    "celebration",
+    "announcement",
+    "weather",
+    "outage",
+    "delivery",
+)
+
+
+def _town_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--town",
+        default=None,
+        metavar="FILE",
+        help="town definition JSON (ours, or the AURA release's town_map.json); default: embedded AURATown",
+    )
+    p.add_argument(
+        "--seed", type=_int, default=0, help="the town's seed for a new town (default: %(default)s)"
+    )
+    p.add_argument(
+        "--decision-timeout",
+        type=_positive_float,
+        default=2.0,
+        help="seconds the world waits for an agent's decision (default: %(default)s)",
+    )
 
 
 def _bus_options(p: argparse.ArgumentParser, *, default_url: str | None) -> None:
@@ -61,17 +98,113 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="WARNING", help="log level (default: %(default)s)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    run = sub.add_parser(
-        "run",
-        help="start a host on the bus and check it end to end (embedded memory bus by default)",
+    check = sub.add_parser(
+        "selfcheck",
+        help="start a host on the bus and check the runtime end to end (embedded memory bus by default)",
         description="Start a host with the echo service, send it asks and a topic message, and print "
         "what the runtime measured. With --serve, keep serving until SIGTERM/SIGINT.",
     )
+    _bus_options(check, default_url=None)
+    check.add_argument("--asks", type=_positive_int, default=200, help="asks to send (default: %(default)s)")
+    check.add_argument("--serve", action="store_true", help="keep serving the echo address until stopped")
+    check.add_argument("--json", action="store_true", help="print the summary as JSON")
+    check.set_defaults(func=commands.run)
+
+    run = sub.add_parser(
+        "run",
+        help="run AURATown for a day, every role in this process (embedded memory bus by default)",
+        description="Run the town's clock, world and agents in this process for --ticks ticks and "
+        "print each tick and the final public and private state.",
+    )
     _bus_options(run, default_url=None)
-    run.add_argument("--asks", type=_positive_int, default=200, help="asks to send (default: %(default)s)")
-    run.add_argument("--serve", action="store_true", help="keep serving the echo address until stopped")
-    run.add_argument("--json", action="store_true", help="print the summary as JSON")
-    run.set_defaults(func=commands.run)
+    _town_options(run)
+    run.add_argument("--ticks", type=_positive_int, default=35, help="ticks to run (default: a day, 35)")
+    run.add_argument("--json", action="store_true", help="print the final state and digests as JSON")
+    run.set_defaults(func=town_commands.run)
+
+    daemon = sub.add_parser(
+        "daemon",
+        help="host a persistent town (all roles, or --roles) until stopped",
+        description="Host the town's actors until SIGTERM/SIGINT. On Redis the town's state and events "
+        "persist, and a restart (even after kill -9) resumes where it was. Without --redis the town "
+        "runs in this process on the memory bus.",
+    )
+    _bus_options(daemon, default_url=None)
+    _town_options(daemon)
+    daemon.add_argument(
+        "--speed",
+        type=_non_negative_float,
+        default=1.0,
+        help="ticks per second for a new town (0: as fast as possible; default %(default)s)",
+    )
+    daemon.add_argument(
+        "--paused", action="store_true", help="a new town starts paused (use `auratown step`)"
+    )
+    daemon.add_argument(
+        "--roles",
+        default="clock,world,agents",
+        help="comma-separated roles to host here: clock, world, agents (default: all)",
+    )
+    daemon.add_argument(
+        "--agents",
+        default=None,
+        metavar="NAMES",
+        help="with the agents role: only these agents (comma-separated names or slugs)",
+    )
+    daemon.add_argument(
+        "--visibility-timeout",
+        type=_positive_float,
+        default=30.0,
+        help="seconds before another process takes over a dead one's unfinished messages",
+    )
+    daemon.set_defaults(func=town_commands.daemon)
+
+    def control(
+        name: str, help_text: str, func: Callable[[argparse.Namespace], int]
+    ) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        _bus_options(p, default_url=DEFAULT_REDIS)
+        p.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds to wait for an answer")
+        p.set_defaults(func=func)
+        return p
+
+    st = control(
+        "state", "print the town's public state (and private state with --private)", town_commands.state
+    )
+    st.add_argument("--agent", default=None, metavar="NAME", help="only this agent (name or slug)")
+    st.add_argument("--private", action="store_true", help="include private state and beliefs")
+    st.add_argument("--events", type=_non_negative_int, default=10, help="recent events to show")
+    st.add_argument("--json", action="store_true")
+
+    stp = control("step", "run N more ticks now (even while paused) and wait for them", town_commands.step)
+    stp.add_argument("count", type=_positive_int, nargs="?", default=1)
+    stp.add_argument("--no-wait", action="store_true", help="return once the clock accepted the steps")
+    stp.add_argument("--wait", type=_positive_float, default=300.0, help="seconds to wait for the last tick")
+
+    inj = control("inject", "log an environment event in the town now", town_commands.inject)
+    inj.add_argument("kind", choices=list(_INJECTABLE), help="event kind")
+    inj.add_argument("description", help="what happened, e.g. 'two vendors argue loudly'")
+    inj.add_argument("--location", default=None, help="where (a location name); omit for a town-wide event")
+    inj.add_argument(
+        "--participants", default=None, metavar="NAMES", help="agents involved (comma-separated)"
+    )
+
+    control("pause", "pause the town's clock", town_commands.pause)
+    control("resume", "resume the town's clock", town_commands.resume)
+    control("clock", "print the clock's status", town_commands.clock_status)
+    spd = control("speed", "set the clock's speed", town_commands.speed)
+    spd.add_argument(
+        "ticks_per_second", type=_non_negative_float, help="ticks per second (0: as fast as possible)"
+    )
+
+    exp = control(
+        "export",
+        "write a snapshot of the whole town (world and agents' minds) to a file",
+        town_commands.export,
+    )
+    exp.add_argument("file", help="snapshot file to write (JSON)")
+    imp = control("import", "fork a town: load a snapshot file into a new namespace", town_commands.import_)
+    imp.add_argument("file", help="snapshot file written by `auratown export`")
 
     schema = sub.add_parser("schema", help="write the JSON Schema of the envelope and every message")
     schema.add_argument("--out", required=True, metavar="DIR", help="directory to write *.json into")

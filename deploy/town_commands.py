@@ -1,0 +1,295 @@
+"""The town commands: ``auratown run``, ``daemon``, ``state``, ``step``, ``inject``, ``pause``,
+``resume``, ``speed``, ``export`` and ``import``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deploy.commands import UserError, open_bus
+
+if TYPE_CHECKING:
+    from actors.bus import Bus
+    from actors.town import TownClient, TownConfig
+    from messages.town import AgentView, TownStateView
+
+
+def _proposed_config(args: argparse.Namespace) -> TownConfig:
+    from actors.town import TownConfig, load_town
+    from world import TownDefinitionError
+
+    try:
+        definition = load_town(args.town)
+    except TownDefinitionError as exc:
+        raise UserError(str(exc)) from None
+    return TownConfig(
+        definition=definition,
+        seed=args.seed,
+        decision_timeout=args.decision_timeout,
+        ticks_per_second=getattr(args, "speed", 0.0),
+        start_paused=getattr(args, "paused", True),
+    )
+
+
+@contextmanager
+def _client(args: argparse.Namespace) -> Iterator[TownClient]:
+    from actors.bus import AskTimeoutError, RemoteError
+    from actors.town import TownClient, TownRequestError, stored_config
+
+    with open_bus(args.redis, args.namespace) as bus:
+        if stored_config(bus) is None:
+            raise UserError(
+                f"no town on namespace {args.namespace!r} at {bus.transport.url}: start `auratown daemon`"
+            )
+        try:
+            yield TownClient(bus, timeout=args.timeout)
+        except TownRequestError as exc:
+            raise UserError(str(exc)) from None
+        except AskTimeoutError as exc:
+            raise UserError(
+                f"{exc}: is `auratown daemon` running for namespace {args.namespace!r}?"
+            ) from None
+        except RemoteError as exc:
+            raise UserError(str(exc)) from None
+
+
+def _print_json(model: Any) -> None:
+    print(json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False))
+
+
+def _agent_line(a: AgentView) -> str:
+    where = a.location or f"on the way to {a.target}"
+    line = f"  {a.name:<10} {where:<28} {a.action}"
+    if a.nearby:
+        line += f"  (with {', '.join(a.nearby)})"
+    if a.private is not None:
+        p = a.private
+        line += f"\n  {'':<10} private: {p.availability}, {p.emotional_state}"
+        line += f", goal: {p.unspoken_goal or '-'}  [rule {p.rule}]"
+        for other, b in p.beliefs_about_others.items():
+            line += (
+                f"\n  {'':<10}   believes {other}: at {b.location or '?'}, {b.availability}, "
+                f"{b.emotional_state} (seen tick {b.observed_tick})"
+            )
+    return line
+
+
+def _brief(a: AgentView) -> str:
+    where = "" if a.location is None or a.location in a.action else f" @ {a.location}"
+    mood = f" ({a.private.availability}, {a.private.emotional_state})" if a.private else ""
+    return f"{a.name.split()[0]}: {a.action}{where}{mood}"
+
+
+def _print_state(view: TownStateView) -> None:
+    print(f"{view.town} (seed {view.seed}) - day {view.day} {view.time}, next tick {view.tick}")
+    for a in view.agents:
+        print(_agent_line(a))
+    if view.events:
+        print("recent events:")
+        for e in view.events:
+            where = e.location or "town-wide"
+            print(f"  #{e.id} tick {e.tick} [{e.source}] {e.kind} at {where}: {e.description}")
+
+
+# ---------------------------------------------------------------- run and daemon
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the town for a number of ticks, all roles in this process, and print its day."""
+    from actors.runtime import Host
+    from actors.town import TownClient, ensure_config, spawn_town
+
+    proposed = _proposed_config(args).model_copy(update={"start_paused": True, "ticks_per_second": 0.0})
+    with open_bus(args.redis, args.namespace) as bus:
+        config, created = ensure_config(bus, proposed)
+        host = Host(bus, name="auratown-run")
+        spawn_town(host, config)
+        host.start()
+        try:
+            client = TownClient(bus, timeout=max(10.0, config.decision_timeout * 4))
+            start = client.status().completed + 1
+            timeline = []
+            for _ in range(args.ticks):
+                client.step(1, wait=60)
+                view = client.state(private=True, events=0)
+                timeline.append(view)
+                if not args.json:
+                    print(f"day {view.day} {view.time}  " + "; ".join(_brief(a) for a in view.agents))
+            final = client.state(private=True, events=10)
+        finally:
+            host.stop()
+    if args.json:
+        out = {
+            "town": config.definition.name,
+            "seed": config.seed,
+            "namespace": args.namespace,
+            "first_tick": start,
+            "ticks": args.ticks,
+            "final": final.model_dump(mode="json"),
+            "digests": [v.digest for v in timeline],
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print()
+        _print_state(final)
+        if not created:
+            print(f"(continued the town stored on namespace {args.namespace!r})")
+    return 0
+
+
+def daemon(args: argparse.Namespace) -> int:
+    """Host the town's roles until SIGTERM/SIGINT; state persists in Redis across restarts."""
+    from actors.runtime import Host, HostConfig
+    from actors.town import ensure_config, spawn_town
+
+    roles = [r.strip() for r in args.roles.split(",") if r.strip()]
+    agents = [a.strip() for a in args.agents.split(",")] if args.agents else None
+    with open_bus(args.redis, args.namespace) as bus:
+        config, created = ensure_config(bus, _proposed_config(args))
+        if not created and (config.seed != args.seed or args.town is not None):
+            print(
+                f"namespace {args.namespace!r} already holds {config.definition.name} "
+                f"with seed {config.seed}; "
+                "resuming it (the --seed/--town given are not used)",
+                file=sys.stderr,
+            )
+        host_config = HostConfig(visibility_timeout=args.visibility_timeout)
+        host = Host(bus, host_config, name=f"auratown-daemon[{','.join(roles)}]")
+        try:
+            spawned = spawn_town(host, config, roles=roles, agents=agents)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        state = "new" if created else "resumed"
+        print(
+            f"{state} town {config.definition.name} (seed {config.seed}) on {bus.transport.url} "
+            f"namespace {args.namespace}: hosting {', '.join(spawned)}; Ctrl-C to stop",
+            flush=True,
+        )
+        host.run_until_signal()
+    return 0
+
+
+# ---------------------------------------------------------------- controls
+
+
+def state(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        view = client.state(args.agent, private=args.private, events=args.events)
+    if args.json:
+        _print_json(view)
+    else:
+        _print_state(view)
+    return 0
+
+
+def step(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        status = client.step(args.count, wait=None if args.no_wait else args.wait)
+    # The waited-for tick is reported as such: the clock may not have handled its completion yet.
+    verb = "sent" if args.no_wait else "completed"
+    print(f"{verb}: tick {status.target} (next {(status.target or 0) + 1})")
+    return 0
+
+
+def inject(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from messages.town import InjectEvent
+
+    participants = tuple(p.strip() for p in args.participants.split(",")) if args.participants else ()
+    try:
+        event = InjectEvent(
+            kind=args.kind, description=args.description, location=args.location, participants=participants
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UserError(f"invalid event: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    with _client(args) as client:
+        accepted = client.inject(event)
+    e = accepted.event
+    witnesses = ", ".join(accepted.witnesses) or "nobody"
+    print(
+        f"event #{e.id} logged at tick {e.tick}: {e.kind} at {e.location or 'town-wide'}; "
+        f"perceived by {witnesses}"
+    )
+    return 0
+
+
+def _clock_line(status: Any) -> str:
+    speed = "max" if status.ticks_per_second == 0 else f"{status.ticks_per_second:g} ticks/s"
+    return f"{'paused' if status.paused else 'running'} at {speed}; last completed tick {status.completed}"
+
+
+def pause(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        print(_clock_line(client.pause()))
+    return 0
+
+
+def resume(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        print(_clock_line(client.resume()))
+    return 0
+
+
+def speed(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        print(_clock_line(client.set_speed(args.ticks_per_second)))
+    return 0
+
+
+def clock_status(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        print(_clock_line(client.status()))
+    return 0
+
+
+def export(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        snap = client.export(timeout=args.timeout * 6)
+    data = snap.to_bytes()
+    try:
+        Path(args.file).write_bytes(data)
+    except OSError as exc:
+        raise UserError(f"cannot write {args.file}: {exc.strerror}") from None
+    print(f"wrote {args.file}: {snap.definition.name} at tick {snap.world.tick}, {len(data)} bytes")
+    return 0
+
+
+def import_(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from actors.town import TownRequestError, import_snapshot
+    from world import TownSnapshot
+
+    try:
+        snap = TownSnapshot.from_bytes(Path(args.file).read_bytes())
+    except OSError as exc:
+        raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
+    except (ValidationError, ValueError) as exc:
+        raise UserError(f"{args.file} is not a town snapshot: {str(exc).splitlines()[0]}") from None
+    with open_bus(args.redis, args.namespace) as bus:
+        _refuse_live_town(bus, args.namespace)
+        try:
+            import_snapshot(bus, snap)
+        except TownRequestError as exc:
+            raise UserError(str(exc)) from None
+    print(
+        f"imported {snap.definition.name} at tick {snap.world.tick} into namespace {args.namespace}; "
+        f"start it with: auratown daemon --redis {args.redis} --namespace {args.namespace} "
+        "(it starts paused: then `auratown resume` or `auratown step N`)"
+    )
+    return 0
+
+
+def _refuse_live_town(bus: Bus, namespace: str) -> None:
+    live = [p for p in bus.processes() if p.alive]
+    if live:
+        raise UserError(
+            f"namespace {namespace!r} has {len(live)} live process(es); import into a new namespace"
+        )
