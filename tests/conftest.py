@@ -28,6 +28,18 @@ ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
 
+def auratown(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the ``auratown`` CLI in a child process, as a user would, and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "deploy.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def wait_until(predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
     """Poll ``predicate`` until it returns something truthy; fail the test at the deadline."""
     deadline = time.monotonic() + timeout
@@ -89,13 +101,17 @@ class Processes:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, *args: str) -> subprocess.Popen[bytes]:
+        """A test worker: ``python -m tests.support.worker URL NS ROLE``."""
+        return self.start_module("tests.support.worker", *args)
+
+    def start_module(self, module: str, *args: str, stderr: int = subprocess.PIPE) -> subprocess.Popen[bytes]:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         p = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.worker", *args],
+            [sys.executable, "-m", module, *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=stderr,
         )
         self.procs.append(p)
         return p

@@ -10,22 +10,11 @@ from pathlib import Path
 
 from actors.bus import Bus
 from actors.bus._redis import RedisTransport
-from tests.conftest import ROOT, wait_until
-
-
-def auratown(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deploy.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+from tests.conftest import ROOT, auratown, wait_until
 
 
 def test_run_on_the_embedded_bus_reports_a_clean_round() -> None:
-    result = auratown("run", "--asks", "20", "--json")
+    result = auratown("selfcheck", "--asks", "20", "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["bus"] == "memory://"
@@ -41,7 +30,7 @@ def test_run_on_redis_and_ping_from_another_process(redis_url: str, namespace: s
             sys.executable,
             "-m",
             "deploy.cli",
-            "run",
+            "selfcheck",
             "--redis",
             redis_url,
             "--namespace",
@@ -87,9 +76,9 @@ def test_schema_writes_every_message_schema(tmp_path: Path) -> None:
 
 def test_bad_input_gets_one_line_and_exit_2(redis_server: object) -> None:
     cases = [
-        (("run", "--redis", "http://nope"), "unsupported bus URL"),
-        (("run", "--asks", "zero"), "expected a whole number"),
-        (("run", "--namespace", "bad name"), "invalid namespace"),
+        (("selfcheck", "--redis", "http://nope"), "unsupported bus URL"),
+        (("selfcheck", "--asks", "zero"), "expected a whole number"),
+        (("selfcheck", "--namespace", "bad name"), "invalid namespace"),
         (("ping", "--redis", "redis://127.0.0.1:1/0"), "cannot reach Redis"),
         (("ping", "--timeout", "-1"), "positive number of seconds"),
     ]
@@ -107,3 +96,45 @@ def test_ping_an_address_nobody_hosts_fails_with_a_timeout(redis_url: str, names
     )
     assert result.returncode == 1
     assert "no reply from 'nobody'" in result.stdout
+
+
+def test_run_lives_a_day_of_the_embedded_town_in_one_process() -> None:
+    from actors.town import embedded_town
+    from world import Town
+
+    result = auratown("run", "--ticks", "35", "--seed", "42", "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["town"] == "AURATown" and out["ticks"] == 35 and out["first_tick"] == 0
+    assert out["digests"] == [r.digest for r in Town(embedded_town(), seed=42).step(35)]
+    assert {a["name"] for a in out["final"]["agents"]} == {
+        "Lin Wei",
+        "Zhang Hao",
+        "Chen Mei",
+        "Liu Yang",
+        "Wang Jun",
+    }
+
+
+def test_run_reads_the_aura_release_map_unchanged() -> None:
+    aura_map = ROOT.parent / "shared" / "data" / "aura" / "town_map.json"
+    result = auratown("run", "--ticks", "2", "--town", str(aura_map))
+    assert result.returncode == 0, result.stderr
+    assert "Lin Wei" in result.stdout
+
+
+def test_a_bad_town_file_is_one_line() -> None:
+    result = auratown("run", "--town", "/nonexistent/town.json")
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        == "auratown run: error: cannot read town file /nonexistent/town.json: No such file or directory"
+    )
+
+
+def test_the_cli_offers_exactly_the_injectable_event_kinds() -> None:
+    # The CLI spells them out to start without importing pydantic; they must not drift apart.
+    from deploy import cli
+    from messages.town import INJECTABLE_KINDS
+
+    assert cli._INJECTABLE == INJECTABLE_KINDS

@@ -1,0 +1,154 @@
+"""The town's actors on the bus (memory and a real Redis): the same town as the pure simulation,
+late agents, injected events, clock controls, export and import."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from actors.bus import Bus
+from actors.runtime import Host, HostConfig
+from actors.town import (
+    ROLES,
+    TICKS_TOPIC,
+    TownClient,
+    TownConfig,
+    TownRequestError,
+    embedded_town,
+    ensure_config,
+    import_snapshot,
+    spawn_town,
+)
+from messages.town import InjectEvent, TickCompleted, TownEvent
+from world import Town
+
+
+@contextmanager
+def running_town(
+    bus: Bus, *, seed: int = 42, agents: list[str] | None = None, **cfg: Any
+) -> Iterator[TownClient]:
+    fields: dict[str, Any] = {"ticks_per_second": 0.0, "start_paused": True, "decision_timeout": 10.0}
+    fields.update(cfg)
+    config, _ = ensure_config(bus, TownConfig(definition=embedded_town(), seed=seed, **fields))
+    host = Host(bus, HostConfig(block_ms=50), name="town-test")
+    spawn_town(host, config, roles=ROLES, agents=agents)
+    host.start()
+    try:
+        yield TownClient(bus, timeout=20)
+    finally:
+        host.stop(drain_timeout=5)
+
+
+def completions(bus: Bus) -> list[TickCompleted]:
+    out = []
+    for entry in bus.transport.range(bus.keys.topic(TICKS_TOPIC)):
+        env = bus.decode_entry(entry)
+        assert env is not None
+        if isinstance(env.payload, TickCompleted):
+            out.append(env.payload)
+    return out
+
+
+def test_the_actor_town_is_the_pure_town_tick_for_tick(bus: Bus) -> None:
+    reference = [r.digest for r in Town(embedded_town(), seed=42).step(35)]
+    with running_town(bus) as client:
+        status = client.step(35, wait=120)
+        assert status.target == 34
+        view = client.state(private=True)
+    assert view.tick == 35 and view.digest == reference[-1]
+    done = completions(bus)
+    assert [c.tick for c in done] == list(range(35))  # every tick once, in order
+    assert [c.digest for c in done] == reference
+    assert all(c.missed == () for c in done)
+
+
+def test_an_agent_that_misses_the_deadline_keeps_its_schedule_and_the_tick_completes(bus: Bus) -> None:
+    present = ["zhang-hao", "chen-mei", "liu-yang", "wang-jun"]  # Lin Wei's actor is not running
+    with running_town(bus, agents=present, decision_timeout=0.3) as client:
+        client.step(3, wait=60)
+        view = client.state(private=True)
+    done = completions(bus)
+    assert [c.tick for c in done] == [0, 1, 2]
+    assert all(c.missed == ("lin-wei",) for c in done)
+    # Her scheduled action is what the schedule mind would have chosen: the pure town's, apart
+    # from the count of missed decisions.
+    pure = Town(embedded_town(), seed=42)
+    pure.step(3)
+    assert [a.model_dump() for a in view.agents] == [
+        a.model_dump() for a in pure.view(include_private=True).agents
+    ]
+    assert view.digest != pure.digest()
+
+
+def test_an_injected_event_reaches_the_log_and_stresses_through_the_rule(bus: Bus) -> None:
+    with running_town(bus) as client:
+        client.step(15, wait=60)  # 13:00: Zhang Hao translates at the library
+        before = client.state("Zhang Hao", private=True).agents[0]
+        assert before.location == "Town Library" and before.private is not None
+        accepted = client.inject(
+            InjectEvent(kind="argument", description="a loud quarrel over a fine", location="Town Library")
+        )
+        assert "zhang-hao" in accepted.witnesses
+        client.step(1, wait=60)
+        after = client.state("zhang-hao", private=True, events=5)
+        with pytest.raises(TownRequestError, match="no location named 'Atlantis'"):
+            client.inject(InjectEvent(kind="argument", description="x", location="Atlantis"))
+        with pytest.raises(TownRequestError, match="no agent named 'Nobody'"):
+            client.state("Nobody")
+    zhang = after.agents[0].private
+    assert zhang is not None
+    assert (zhang.rule, zhang.emotional_state) == ("recent_stress", "stressed")
+    assert any(e.id == accepted.event.id for e in after.events)
+
+
+def test_clock_pause_speed_step_and_resume(bus: Bus) -> None:
+    with running_town(bus) as client:
+        status = client.status()
+        assert (status.paused, status.completed, status.next_tick) == (True, -1, 0)
+        assert client.step(2, wait=30).target == 1
+        assert client.set_speed(0).ticks_per_second == 0
+        resumed = client.resume()
+        assert not resumed.paused
+        client.wait_for_tick(6, timeout=30)  # running on its own now
+        paused = client.pause()
+        assert paused.paused
+        last = client.status()
+        # Paused: at most the tick already sent completes, nothing more is sent.
+        client.wait_for_tick(last.next_tick - 1, timeout=30)
+        settled = client.status()
+        assert settled.awaiting is None and settled.next_tick == settled.completed + 1
+        assert client.step(1, wait=30).target == settled.completed + 1
+
+
+def test_export_and_import_fork_a_town_that_evolves_like_the_original(bus: Bus) -> None:
+    with running_town(bus) as client:
+        client.step(10, wait=60)
+        snap = client.export()
+        assert snap.world.tick == 10 and set(snap.minds) == set(embedded_town().slugs)
+        assert all(m.last_tick == 9 for m in snap.minds.values())
+        client.step(5, wait=60)
+        original = client.state().digest
+    fork_bus = Bus(bus.transport, bus.namespace + ".fork")
+    import_snapshot(fork_bus, snap)
+    with pytest.raises(TownRequestError, match="already holds a town"):
+        import_snapshot(fork_bus, snap)
+    with running_town(fork_bus, seed=999) as fork:  # the stored config wins over the flags
+        fork.step(5, wait=60)
+        assert fork.state().digest == original
+    fork_bus.close()
+
+
+def test_topics_nobody_reads_keep_only_their_recent_history(bus: Bus) -> None:
+    events = bus.keys.topic("town.events")
+    with running_town(bus, topic_history=100) as client:
+        for i in range(150):
+            client.inject(InjectEvent(kind="announcement", description=f"notice {i}", location="Town Hall"))
+        assert bus.transport.length(events) == 150
+        client.step(35, wait=120)  # the day's last tick caps the history
+    kept = [bus.decode_entry(e) for e in bus.transport.range(events)]
+    assert len(kept) == 100
+    last = kept[-1]
+    assert last is not None and isinstance(last.payload, TownEvent)
