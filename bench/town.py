@@ -80,7 +80,7 @@ from actors.bus import Bus
 from actors.bus._redis import RedisTransport
 from actors.bus.local_server import LocalRedisServer
 from actors.logging import configure_logging
-from actors.runtime import Host, HostConfig
+from actors.runtime import Host, HostConfig, freeze_heap
 from actors.town import (
     TICKS_TOPIC,
     TownClient,
@@ -333,6 +333,7 @@ def _redis_host_child(spec: HostSpec, stop: MpEvent, results: Queue[dict[str, An
         host = Host(bus, spec.host_config(), name=f"bench-town-{spec.agents}")
         spawned = spawn_town(host, config)
         host.start()
+        freeze_heap()  # as auratown daemon does
         out["setup_s"] = time.perf_counter() - t0
         out["town"], out["locations"], out["actors"] = (
             definition.name,

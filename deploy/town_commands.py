@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
 def daemon(args: argparse.Namespace) -> int:
     """Host the town's roles until SIGTERM/SIGINT; state persists in Redis across restarts."""
-    from actors.runtime import Host, HostConfig
+    from actors.runtime import Host, HostConfig, freeze_heap
     from actors.town import ensure_config, spawn_town
 
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
@@ -170,6 +170,8 @@ def daemon(args: argparse.Namespace) -> int:
             f"namespace {args.namespace}: hosting {', '.join(spawned)}; Ctrl-C to stop",
             flush=True,
         )
+        host.start()
+        freeze_heap()  # the town's long-lived heap: full collections need not walk it again
         host.run_until_signal()
     return 0
 

@@ -9,6 +9,7 @@ effect exactly once.
 from __future__ import annotations
 
 import functools
+import heapq
 import json
 import threading
 import time
@@ -162,6 +163,9 @@ class Bus:
         self.stats: Counter[str] = Counter()
         self._stats_lock = threading.Lock()
         self._pending_asks: dict[str, _PendingAsk] = {}
+        # (deadline, correlation id) of every ask: the listener's wait and the expiry sweep look
+        # at the earliest only (a scan of all would cost O(asks) per read: O(n^2) per scatter).
+        self._ask_deadlines: list[tuple[float, str]] = []
         self._asks_lock = threading.Lock()
         self._listener: threading.Thread | None = None
         self._lanes = threading.local()
@@ -275,6 +279,7 @@ class Bus:
             pending = _PendingAsk(fut, recipient, payload.message_type, timeout, deadline)
             with self._asks_lock:
                 self._pending_asks[corr] = pending
+                heapq.heappush(self._ask_deadlines, (deadline, corr))
             fut.add_done_callback(functools.partial(self._forget_done, corr))
             futures.append(fut)
             corrs.append(corr)
@@ -401,10 +406,12 @@ class Bus:
 
     def _listen_block_ms(self) -> int:
         with self._asks_lock:
-            deadlines = [p.deadline for p in self._pending_asks.values()]
-        if not deadlines:
-            return 500
-        wait = min(deadlines) - self.clock()
+            heap = self._ask_deadlines
+            while heap and heap[0][1] not in self._pending_asks:
+                heapq.heappop(heap)  # answered already
+            if not heap:
+                return 500
+            wait = heap[0][0] - self.clock()
         return max(1, min(500, int(wait * 1000) + 1))
 
     def decode_entry(self, entry: StreamEntry) -> Envelope | None:
@@ -442,8 +449,14 @@ class Bus:
 
     def _expire_asks(self) -> None:
         now = self.clock()
+        expired: list[_PendingAsk] = []
         with self._asks_lock:
-            expired = [p for p in self._pending_asks.values() if p.deadline <= now]
+            heap = self._ask_deadlines
+            while heap and heap[0][0] <= now:
+                _, corr = heapq.heappop(heap)
+                pending = self._pending_asks.get(corr)
+                if pending is not None:
+                    expired.append(pending)
         for p in expired:
             if _settle(p.future, error=AskTimeoutError(p.recipient, p.message_type, p.timeout)):
                 self.count("ask_timeouts")

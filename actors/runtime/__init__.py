@@ -8,11 +8,14 @@ from actors.runtime._actor import (
     UnhandledMessageError,
     on,
 )
+from actors.runtime._heap import freeze_heap
 from actors.runtime._host import ActorCrashedError, Host, HostConfig, HostError
+from actors.runtime._pool import CellDeadError
 
 __all__ = [
     "Actor",
     "ActorCrashedError",
+    "CellDeadError",
     "Context",
     "Host",
     "HostConfig",
@@ -20,5 +23,6 @@ __all__ = [
     "PermanentError",
     "StatefulActor",
     "UnhandledMessageError",
+    "freeze_heap",
     "on",
 ]

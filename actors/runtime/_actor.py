@@ -104,6 +104,9 @@ class Actor:
     """Topics this actor subscribes to, each read in a group named after its address."""
     idempotent: ClassVar[bool] = False
     """Remember processed message ids and skip a message seen before (state-changing actors)."""
+    pooled: ClassVar[bool] = False
+    """Run on the host's shared worker pool instead of an own thread: for actors that come in
+    hundreds or thousands (town agents). Messages are still handled one at a time, in order."""
     _handlers: ClassVar[dict[type[Message], str]] = {}
 
     def __init_subclass__(cls, **kw: Any) -> None:

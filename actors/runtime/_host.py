@@ -10,6 +10,7 @@ presence, restarts dead actors and trims acknowledged entries.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import signal
 import socket
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 import pykka
 import structlog
@@ -36,6 +37,7 @@ from actors.bus import (
 )
 from actors.runtime._actor import Actor, Context, PermanentError
 from actors.runtime._committer import Committer
+from actors.runtime._pool import CellDeadError, Mailbox, WorkerPool
 from actors.runtime._scheduler import Scheduler
 
 log = structlog.get_logger("auratown.runtime")
@@ -65,13 +67,24 @@ class _InFlight:
     phase: _Phase = _Phase.QUEUED
 
 
+class _CellRef(Protocol):
+    """Where a bound actor runs: its own pykka thread, or a mailbox on the host's worker pool."""
+
+    def tell(self, batch: list[Delivery]) -> None: ...
+
+    def is_alive(self) -> bool: ...
+
+    def stop(self, *, timeout: float | None) -> None: ...
+
+
 @dataclass
 class _Binding:
     address: str
     factory: ActorFactory
     topics: tuple[str, ...]
+    pooled: bool = False
     subscriptions: list[Subscription] = field(default_factory=list)
-    ref: pykka.ActorRef[Any] | None = None
+    ref: _CellRef | None = None
     restarts: collections.deque[float] = field(default_factory=collections.deque)
     given_up: bool = False
 
@@ -91,6 +104,9 @@ class HostConfig:
     restart_limit: int = 5
     restart_window: float = 60.0
     trim_every: float = 30.0
+    pool_size: int = 4
+    """Worker threads shared by the pooled actors (``Actor.pooled``). Handlers that wait on the
+    network (model calls) want more; CPU-bound ones gain nothing beyond a few, with the GIL."""
 
     @property
     def renew_every(self) -> float:
@@ -112,8 +128,7 @@ class _Cell(pykka.ThreadingActor):
 
     def on_start(self) -> None:
         try:
-            self.actor.load_state(self.host.bus.load_state(self.binding.address))
-            self.actor.on_start(self.binding.address, self.host.bus)
+            self.host._start_actor(self.actor, self.binding)
         except Exception as exc:
             # pykka stops an actor whose on_start fails without calling on_failure
             self.host._actor_died(self.binding, exc)
@@ -121,11 +136,7 @@ class _Cell(pykka.ThreadingActor):
 
     def on_receive(self, message: Any) -> Any:
         # The reader hands over all of a fetch's entries for this address at once: one handoff.
-        batch: list[Delivery] = message
-        last = len(batch) - 1
-        for i, d in enumerate(batch):
-            backlog = i < last or not self.actor_inbox.empty()
-            self.host._run(self.actor, self.binding, d, backlog=backlog)
+        self.host._run_batch(self.actor, self.binding, message, more=not self.actor_inbox.empty())
         return None
 
     def on_failure(self, exception_type: Any, exception_value: Any, tb: Any) -> None:
@@ -133,6 +144,26 @@ class _Cell(pykka.ThreadingActor):
 
     def on_stop(self) -> None:
         self.actor.on_stop()
+
+
+class _OwnThread:
+    """A ``_CellRef`` for an actor on its own pykka thread."""
+
+    def __init__(self, ref: pykka.ActorRef[Any]) -> None:
+        self._ref = ref
+
+    def tell(self, batch: list[Delivery]) -> None:
+        try:
+            self._ref.tell(batch)
+        except pykka.ActorDeadError as exc:
+            raise CellDeadError(str(exc)) from exc
+
+    def is_alive(self) -> bool:
+        return self._ref.is_alive()
+
+    def stop(self, *, timeout: float | None) -> None:
+        with contextlib.suppress(pykka.ActorDeadError):
+            self._ref.stop(block=timeout is not None, timeout=timeout)
 
 
 class Host:
@@ -143,6 +174,7 @@ class Host:
         self.config = config or HostConfig()
         self.name = name
         self._bindings: dict[str, _Binding] = {}
+        self._groups: dict[str, list[Subscription]] | None = None
         self._in_flight: dict[tuple[str, str], _InFlight] = {}
         self._cv = threading.Condition()
         self._stopping = threading.Event()
@@ -156,6 +188,7 @@ class Host:
         self._readers_waiting = 0
         self._batch_room = min(self.config.fetch_count, max(1, self.config.max_in_flight // 2))
         self._control = bus.subscribe_control()
+        self._pool = WorkerPool(self.config.pool_size, name=f"actors-{name}")
         self.started_at = time.time()
 
     # ------------------------------------------------------------------ setup
@@ -165,20 +198,33 @@ class Host:
         return sorted(self._bindings)
 
     def spawn(
-        self, factory: ActorFactory | type[Actor], address: str, *, topics: tuple[str, ...] | None = None
+        self,
+        factory: ActorFactory | type[Actor],
+        address: str,
+        *,
+        topics: tuple[str, ...] | None = None,
+        pooled: bool | None = None,
     ) -> None:
-        """Bind a new actor (made by ``factory``) to ``address``; it starts reading at once if running."""
+        """Bind a new actor (made by ``factory``) to ``address``; it starts reading at once if running.
+
+        ``topics`` and ``pooled`` default to the actor class's own (for a class given as the
+        factory; for another factory, to none and to its own thread).
+        """
         if address in self._bindings:
             raise HostError(f"address {address!r} is already hosted here")
+        actor_class = factory if isinstance(factory, type) and issubclass(factory, Actor) else None
         if topics is None:
-            topics = factory.topics if isinstance(factory, type) and issubclass(factory, Actor) else ()
-        binding = _Binding(address, factory, tuple(topics))
+            topics = actor_class.topics if actor_class is not None else ()
+        if pooled is None:
+            pooled = actor_class.pooled if actor_class is not None else False
+        binding = _Binding(address, factory, tuple(topics), pooled=pooled)
         binding.subscriptions.append(self.bus.subscribe_inbox(address))
         for topic in binding.topics:
             binding.subscriptions.append(self.bus.subscribe_topic(topic, address))
-        binding.ref = _Cell.start(self, binding)
+        binding.ref = self._start_cell(binding)
         with self._cv:
             self._bindings[address] = binding
+            self._groups = None
         if self._started:
             self._ensure_readers()
             self._wake_inbox_reader()
@@ -209,13 +255,16 @@ class Host:
     # ------------------------------------------------------------------ reading
 
     def _subscriptions_by_group(self) -> dict[str, list[Subscription]]:
-        groups: dict[str, list[Subscription]] = {INBOX_GROUP: [self._control]}
+        """Built again only when the bindings change: a reader asks before every fetch."""
         with self._cv:
-            bindings = [b for b in self._bindings.values() if not b.given_up]
-        for b in bindings:
-            for sub in b.subscriptions:
-                groups.setdefault(sub.group, []).append(sub)
-        return groups
+            if self._groups is None:
+                groups: dict[str, list[Subscription]] = {INBOX_GROUP: [self._control]}
+                for b in self._bindings.values():
+                    if not b.given_up:
+                        for sub in b.subscriptions:
+                            groups.setdefault(sub.group, []).append(sub)
+                self._groups = groups
+            return self._groups
 
     def _ensure_readers(self) -> None:
         for group in self._subscriptions_by_group():
@@ -294,11 +343,34 @@ class Host:
             assert binding.ref is not None
             try:
                 binding.ref.tell(batch)
-            except pykka.ActorDeadError:
+            except CellDeadError:
                 # Stays queued in flight: the supervisor's restart dispatches it to the new actor.
                 log.info("actor died before its deliveries reached it", actor=binding.address)
 
     # ------------------------------------------------------------------ handling (actor thread)
+
+    def _start_cell(self, binding: _Binding) -> _CellRef:
+        if not binding.pooled:
+            return _OwnThread(_Cell.start(self, binding))
+        actor = binding.factory()
+        mailbox = Mailbox(
+            self._pool,
+            start=lambda: self._start_actor(actor, binding),
+            handle=lambda batch, more: self._run_batch(actor, binding, batch, more=more),
+            stop=actor.on_stop,
+            on_death=lambda exc: self._actor_died(binding, exc),
+        )
+        mailbox.begin()
+        return mailbox
+
+    def _start_actor(self, actor: Actor, binding: _Binding) -> None:
+        actor.load_state(self.bus.load_state(binding.address))
+        actor.on_start(binding.address, self.bus)
+
+    def _run_batch(self, actor: Actor, binding: _Binding, batch: list[Delivery], *, more: bool) -> None:
+        last = len(batch) - 1
+        for i, d in enumerate(batch):
+            self._run(actor, binding, d, backlog=i < last or more)
 
     def _begin(self, d: Delivery) -> bool:
         with self._cv:
@@ -375,12 +447,14 @@ class Host:
     def _commit(self, actor: Actor, address: str, d: Delivery, ctx: Context, *, backlog: bool) -> bool:
         """Acknowledge with the handler's effects; returns False if the committer finishes it.
 
-        With messages waiting, commits go to the committer (many per round trip); when idle, the
-        actor commits itself (one fewer thread hop), which keeps the order since nothing is queued.
+        With messages waiting, here or at other actors of this host, commits go to the committer
+        (many per round trip: a thousand actors with one message each must not make a thousand
+        round trips from a thousand threads). When the host is idle, the actor commits itself (one
+        fewer thread hop), which keeps the order since nothing is queued.
         """
         state = actor.save_state()
         commit = self.bus.completion(d, ctx.outgoing, state=state, dedupe=actor.idempotent)
-        if self._committer is None or (not backlog and self._committer.idle):
+        if self._committer is None or (not backlog and self._committer.idle and self._alone(d)):
             outcome = self.bus.apply(commit, d, sent=len(ctx.outgoing))
             finished = True
         else:
@@ -400,6 +474,11 @@ class Host:
             # Our in-memory state ran ahead of what was committed: take the stored one.
             actor.load_state(self.bus.load_state(address))
         return finished
+
+    def _alone(self, d: Delivery) -> bool:
+        """``d`` is the only delivery this host is working on."""
+        with self._cv:
+            return len(self._in_flight) <= 1
 
     def _failed(self, d: Delivery, exc: BaseException) -> bool:
         """Retry later or dead-letter; returns False while a retry is pending (still in flight)."""
@@ -445,7 +524,7 @@ class Host:
             self._give_up(binding)
             return
         binding.restarts.append(now)
-        binding.ref = _Cell.start(self, binding)
+        binding.ref = self._start_cell(binding)
         with self._cv:
             again = [
                 i
@@ -455,12 +534,17 @@ class Host:
             for item in again:
                 item.phase = _Phase.QUEUED
         if again:
-            binding.ref.tell([item.delivery for item in again])
+            try:
+                binding.ref.tell([item.delivery for item in again])
+            except CellDeadError:
+                log.info("restarted actor died before its deliveries reached it", actor=address)
         self.bus.count("restarts")
         log.warning("actor restarted", actor=address, restarts=len(binding.restarts), redispatched=len(again))
 
     def _give_up(self, binding: _Binding) -> None:
-        binding.given_up = True
+        with self._cv:
+            binding.given_up = True
+            self._groups = None
         log.error(
             "actor keeps dying; no more restarts, its messages are handed back",
             actor=binding.address,
@@ -617,11 +701,10 @@ class Host:
         for b in list(self._bindings.values()):
             if b.ref is not None and b.ref.is_alive():
                 try:
-                    b.ref.stop(
-                        block=drained, timeout=max(0.1, deadline - time.monotonic()) if drained else None
-                    )
+                    b.ref.stop(timeout=max(0.1, deadline - time.monotonic()) if drained else None)
                 except pykka.Timeout:
                     log.warning("actor did not stop in time", actor=b.address)
+        self._pool.stop(timeout=max(0.1, deadline - time.monotonic()))
         if self._maintenance is not None:
             self._wake_maintenance.set()
             self._maintenance.join(timeout=2.0)

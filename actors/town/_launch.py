@@ -47,6 +47,7 @@ def spawn_town(
             host.spawn(
                 lambda p=profile: TownAgentActor(definition, p, config.seed, mind_factory),  # type: ignore[misc]
                 address,
+                pooled=TownAgentActor.pooled,
             )
             spawned.append(address)
     return spawned

@@ -9,6 +9,7 @@ from world import AgentMindState, AgentProfile, MindFactory, TownDefinition, age
 
 class TownAgentActor(StatefulActor[AgentMindState]):
     state_model = AgentMindState
+    pooled = True  # a town has hundreds of agents: a thread each costs more than their handlers
 
     def __init__(
         self,

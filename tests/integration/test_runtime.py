@@ -118,8 +118,12 @@ def test_permanent_errors_and_unhandled_types_are_dead_lettered_at_once(bus: Bus
     assert sorted((d.reason, d.attempts) for d in dls) == [("rejected", 1), ("unhandled_type", 1)]
 
 
-def test_a_dead_actor_is_restarted_by_its_supervisor(bus: Bus, host: Host) -> None:
-    host.spawn(FlakyActor, "flaky")
+PLACEMENTS = pytest.mark.parametrize("pooled", [False, True], ids=["own-thread", "pooled"])
+
+
+@PLACEMENTS
+def test_a_dead_actor_is_restarted_by_its_supervisor(bus: Bus, host: Host, pooled: bool) -> None:
+    host.spawn(FlakyActor, "flaky", pooled=pooled)
     host.start()
     bus.tell("flaky", Flaky(key="crash-once", fail_times=1, crash=True))
     done = wait_until(lambda: collected(bus), what="the retried message after the restart")
@@ -128,9 +132,10 @@ def test_a_dead_actor_is_restarted_by_its_supervisor(bus: Bus, host: Host) -> No
     assert host.alive("flaky")
 
 
-def test_an_actor_that_keeps_dying_is_given_up_and_its_work_handed_back(bus: Bus) -> None:
+@PLACEMENTS
+def test_an_actor_that_keeps_dying_is_given_up_and_its_work_handed_back(bus: Bus, pooled: bool) -> None:
     host = Host(bus, HostConfig(visibility_timeout=1.0, retry_backoff=0.001, restart_limit=2))
-    host.spawn(FlakyActor, "flaky")
+    host.spawn(FlakyActor, "flaky", pooled=pooled)
     host.start()
     try:
         bus.tell("flaky", Flaky(key="crash-always", fail_times=99, crash=True))
@@ -175,16 +180,17 @@ def test_topics_reach_every_subscribing_group_once(bus: Bus) -> None:
     assert sorted(seen["a"]) == sorted(seen["b"]) == [0, 1, 2]
 
 
-def test_state_is_committed_with_each_ack_and_restored_in_a_new_host(bus: Bus) -> None:
+@PLACEMENTS
+def test_state_is_committed_with_each_ack_and_restored_in_a_new_host(bus: Bus, pooled: bool) -> None:
     with Host(bus, FAST) as h1:
-        h1.spawn(Counter_, "counter")
+        h1.spawn(Counter_, "counter", pooled=pooled)
         for n in (1, 2, 3):
             bus.tell("counter", Incr(n=n))
         wait_until(
             lambda: getattr(bus.ask("counter", GetTotal(), timeout=5), "total", None) == 6, what="total 6"
         )
     with Host(bus, FAST) as h2:
-        h2.spawn(Counter_, "counter")
+        h2.spawn(Counter_, "counter", pooled=pooled)
         total = bus.ask("counter", GetTotal(), timeout=5)
     assert isinstance(total, Total) and total.total == 6 and len(total.applied) == 3
 
@@ -252,3 +258,22 @@ def test_log_lines_of_a_handler_carry_the_message_context(bus: Bus, host: Host) 
     assert line["message_id"] == env.id
     assert line["correlation_id"] == "corr-77"
     assert line["actor"] == "chatty"
+
+
+def test_pooled_actors_share_the_pool_and_each_keeps_its_order(bus: Bus) -> None:
+    config = HostConfig(visibility_timeout=5.0, heartbeat_every=0.2, pool_size=2)
+    addresses = [f"counter.{i}" for i in range(20)]
+    with Host(bus, config) as h:
+        for address in addresses:
+            h.spawn(Counter_, address, pooled=True)
+        sent = {a: [bus.tell(a, Incr(n=n)).id for n in range(1, 6)] for a in addresses}
+        totals = {}
+        for a in addresses:
+            wait_until(
+                lambda a=a: getattr(bus.ask(a, GetTotal(), timeout=5), "total", None) == 15,
+                what=f"{a} to add up its five messages",
+            )
+            totals[a] = bus.ask(a, GetTotal(), timeout=5)
+        pool_threads = {t.name for t in threading.enumerate() if t.name.startswith("actors-")}
+    assert all(isinstance(t, Total) and t.applied == sent[a] for a, t in totals.items())  # in order
+    assert len(pool_threads) == 2  # twenty actors, two threads
