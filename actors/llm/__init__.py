@@ -1,0 +1,36 @@
+"""The LLM gateway: every model call of every actor, through litellm.
+
+Per-stage sampling settings (paper, Appendix A6), JSON answers validated into pydantic models
+with one repair attempt, retries with backoff for transient failures, per-actor and per-stage
+usage accounting, and a content-addressed response cache on disk or on the bus transport.
+Importing this package is cheap: litellm (and pydantic) load on the first call.
+"""
+
+from actors.llm._cache import DiskCache, ResponseCache, TransportCache, cache_key
+from actors.llm._config import GatewayConfig
+from actors.llm._errors import ErrorReason, LLMError
+from actors.llm._gateway import Completion, LLMGateway, Structured
+from actors.llm._json import extract_json, schema_prompt
+from actors.llm._stages import STAGE_SETTINGS, Stage, StageSettings
+from actors.llm._usage import FallbackRecord, UsageLedger, UsageStats
+
+__all__ = [
+    "STAGE_SETTINGS",
+    "Completion",
+    "DiskCache",
+    "ErrorReason",
+    "FallbackRecord",
+    "GatewayConfig",
+    "LLMError",
+    "LLMGateway",
+    "ResponseCache",
+    "Stage",
+    "StageSettings",
+    "Structured",
+    "TransportCache",
+    "UsageLedger",
+    "UsageStats",
+    "cache_key",
+    "extract_json",
+    "schema_prompt",
+]

@@ -1,0 +1,46 @@
+"""The stages a model is called for, and each stage's sampling settings (paper, Appendix A6)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Stage(enum.StrEnum):
+    ACTION = "action"
+    PROBE_PLANNING = "probe_planning"
+    CONVERSATION = "conversation"
+    REFLECTION = "reflection"
+    IMPORTANCE = "importance"
+    INTENT = "intent"
+    JUDGE = "judge"
+    ANSWER = "answer"
+
+
+@dataclass(frozen=True)
+class StageSettings:
+    temperature: float
+    max_tokens: int | None = None
+    """None: the provider's default (the paper's "default max tokens")."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.temperature <= 2.0:
+            raise ValueError(f"temperature must be in [0, 2], got {self.temperature}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be positive, got {self.max_tokens}")
+
+
+STAGE_SETTINGS: dict[Stage, StageSettings] = {
+    # Appendix A6 ("LLM Configuration").
+    Stage.ACTION: StageSettings(0.7),
+    Stage.PROBE_PLANNING: StageSettings(0.2, 200),
+    Stage.CONVERSATION: StageSettings(0.8, 600),
+    Stage.REFLECTION: StageSettings(0.5),
+    Stage.IMPORTANCE: StageSettings(0.1, 50),
+    # Appendix A24: "0.1 for the judge and the IntentInferrer".
+    Stage.INTENT: StageSettings(0.1),
+    Stage.JUDGE: StageSettings(0.1),
+    # Section 5.1: the agent backbone answers at 0.7. (Section 5.2's implicit-intent answer
+    # strategies run at 0.1: pass settings=StageSettings(0.1) per call or a stage override.)
+    Stage.ANSWER: StageSettings(0.7),
+}

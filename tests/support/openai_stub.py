@@ -1,0 +1,179 @@
+"""A tiny OpenAI-compatible chat server for tests: scripted replies, counted requests.
+
+Serves ``POST /v1/chat/completions`` on a free port of 127.0.0.1 from a thread. Each request
+takes the next scripted ``Reply`` (valid or invalid JSON content, an empty body, an HTTP error,
+a reply held longer than the client's timeout); an unscripted request gets a 400 so a test that
+makes more calls than it expects fails loudly instead of hanging.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int = 200
+    content: str | None = None
+    """The assistant message of a 200 chat completion."""
+    body: bytes | None = None
+    """Sent as is instead of a chat completion (an error document, or b"" for an empty body)."""
+    hold: float = 0.0
+    """Seconds to wait before replying; cut short when the stub stops, so shutdown is quick."""
+
+
+def ok(content: str) -> Reply:
+    return Reply(content=content)
+
+
+def json_reply(value: Any) -> Reply:
+    return Reply(content=json.dumps(value))
+
+
+def empty_body() -> Reply:
+    return Reply(body=b"")
+
+
+def http_error(status: int, message: str = "stub error") -> Reply:
+    error = {"error": {"message": message, "type": "stub_error", "param": None, "code": str(status)}}
+    return Reply(status=status, body=json.dumps(error).encode())
+
+
+def slow(content: str = "{}", hold: float = 10.0) -> Reply:
+    return Reply(content=content, hold=hold)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    stub: OpenAIStub
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            request = json.loads(raw or b"{}")
+        except ValueError:
+            request = {"unparsable": raw.decode(errors="replace")}
+        stub = self.server.stub
+        reply = stub._take(self.path, request)
+        if reply.hold:
+            stub._release.wait(reply.hold)
+        status, body = reply.status, reply.body
+        if body is None:
+            body = json.dumps(_chat_completion(request, reply.content or "", stub.request_count)).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            pass  # the client gave up (timed out) before the held reply
+
+
+def _chat_completion(request: dict[str, Any], content: str, n: int) -> dict[str, Any]:
+    prompt_words = sum(len(str(m.get("content", "")).split()) for m in request.get("messages", []))
+    completion_words = len(content.split())
+    return {
+        "id": f"chatcmpl-stub-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.get("model", "stub"),
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_words,
+            "completion_tokens": completion_words,
+            "total_tokens": prompt_words + completion_words,
+        },
+    }
+
+
+class OpenAIStub:
+    """``with OpenAIStub() as stub: stub.script(ok("hi")); ... api_base=stub.url``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._replies: deque[Reply] = deque()
+        self._requests: list[dict[str, Any]] = []
+        self._paths: list[str] = []
+        self._release = threading.Event()
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.stub = self
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="openai-stub", daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        """The ``api_base`` to give litellm (``openai/<model>`` models)."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def request_count(self) -> int:
+        with self._lock:
+            return len(self._requests)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def paths(self) -> list[str]:
+        with self._lock:
+            return list(self._paths)
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not taken yet."""
+        with self._lock:
+            return len(self._replies)
+
+    def _take(self, path: str, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            self._requests.append(request)
+            self._paths.append(path)
+            if path.rstrip("/") != "/v1/chat/completions":
+                return http_error(404, f"no route {path}")
+            if not self._replies:
+                return http_error(400, "unscripted request")
+            return self._replies.popleft()
+
+    def start(self) -> OpenAIStub:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> OpenAIStub:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
