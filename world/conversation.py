@@ -1,9 +1,13 @@
 """Conversations between co-located agents: who talks (seeded, with a per-pair cooldown) and a
-deterministic, templated exchange (the LLM writes real dialogue in the environment-agent issue)."""
+deterministic, templated exchange. An optional ``DialogueWriter`` (a model, in ``actors/``) may
+word the exchange instead; who talks, where and about what stay the seed's."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from messages.town import ConversationRecord
 from world.definition import AgentProfile
@@ -68,3 +72,45 @@ def converse(
 
 def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+@dataclass(frozen=True)
+class ConversationDraft:
+    """A conversation the town has decided on (pair, place, topic, templated lines), shown to a
+    ``DialogueWriter`` with what the speakers are doing and feeling."""
+
+    record: ConversationRecord
+    speakers: tuple[AgentProfile, AgentProfile]
+    actions: tuple[str, str]
+    moods: tuple[str, str]
+
+
+class DialogueWriter(Protocol):
+    """Optional hook of ``advance``: words the tick's conversations."""
+
+    def write_dialogue(self, drafts: Sequence[ConversationDraft]) -> Sequence[tuple[str, ...] | None]:
+        """One entry per draft, in order: its lines, or None to keep the templated ones."""
+        ...
+
+
+def voice_conversations(
+    writer: DialogueWriter,
+    records: list[ConversationRecord],
+    speakers: Sequence[tuple[AgentProfile, AgentProfile]],
+    actions: Sequence[tuple[str, str]],
+    moods: Sequence[tuple[str, str]],
+) -> list[ConversationRecord]:
+    """``records`` with the lines ``writer`` gives; a record it gives none (or blank ones) for keeps
+    its templated lines."""
+    drafts = [
+        ConversationDraft(record=r, speakers=s, actions=a, moods=m)
+        for r, s, a, m in zip(records, speakers, actions, moods, strict=True)
+    ]
+    written = list(writer.write_dialogue(drafts))
+    if len(written) != len(records):
+        return records  # an answer for other conversations than asked about changes nothing
+    out = []
+    for record, lines in zip(records, written, strict=True):
+        usable = tuple(line.strip() for line in lines or () if line.strip())
+        out.append(record.model_copy(update={"lines": usable}) if usable else record)
+    return out

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -171,6 +172,21 @@ class ScoredMemory(BaseModel):
     similarity: float
 
 
+class MemoryDraft(NamedTuple):
+    """A memory about to be added, shown to a mind that scores importance itself."""
+
+    kind: MemoryKind
+    text: str
+    minute: int
+    heuristic: int
+    """The keyword heuristic's importance: what the memory gets when the mind gives none."""
+
+
+ReflectionHook = Callable[[Sequence[MemoryItem], str, int], str | None]
+"""(the observations reflected upon, the heuristic reflection text, minute) -> the reflection's
+text, or None to keep the heuristic text."""
+
+
 class MemoryStream(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -180,7 +196,16 @@ class MemoryStream(BaseModel):
     max_items: int = MAX_ITEMS
     reflection_every: int = REFLECTION_EVERY
 
-    def add(self, kind: MemoryKind, text: str, minute: int, weight: int | None = None) -> MemoryItem:
+    def add(
+        self,
+        kind: MemoryKind,
+        text: str,
+        minute: int,
+        weight: int | None = None,
+        reflect: ReflectionHook | None = None,
+    ) -> MemoryItem:
+        """Add a memory (importance: ``weight`` if given, else the heuristic). Every
+        ``reflection_every`` observations a reflection follows, worded by ``reflect`` if given."""
         item = MemoryItem(
             id=self.next_id,
             kind=kind,
@@ -195,11 +220,11 @@ class MemoryStream(BaseModel):
             self.observations_since_reflection += 1
             if self.observations_since_reflection >= self.reflection_every:
                 self.observations_since_reflection = 0
-                self._reflect(minute)
+                self._reflect(minute, reflect)
         self._evict()
         return item
 
-    def _reflect(self, minute: int) -> None:
+    def _reflect(self, minute: int, reflect: ReflectionHook | None = None) -> None:
         recent = [i for i in self.items if i.kind == "observation"][-self.reflection_every :]
         places = Counter(
             m.group(1) for i in recent if (m := re.search(r" at (.+?)(?:[,;:]| with |$)", i.text))
@@ -210,6 +235,10 @@ class MemoryStream(BaseModel):
             parts.append(f"lately I have mostly been at {places.most_common(1)[0][0]}")
         parts.append(f"what stood out: {notable.text}")
         text = "Reflection: " + "; ".join(parts)
+        if reflect is not None:
+            worded = reflect(recent, text, minute)
+            if worded is not None and worded.strip():
+                text = worded.strip()
         weight = min(10, max(i.importance for i in recent) + 1)
         self.items.append(
             MemoryItem(

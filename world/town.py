@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from messages.town import Decision, EventAccepted, InjectEvent, TownStateView
+from world.conversation import DialogueWriter
 from world.definition import TownDefinition
 from world.minds import AgentMindState, Mind, MindFactory, agent_turn, schedule_mind
 from world.rules import DEFAULT_RULES, PrivateStateRules
@@ -49,9 +50,11 @@ class Town:
         rules: PrivateStateRules = DEFAULT_RULES,
         state: WorldState | None = None,
         minds: dict[str, AgentMindState] | None = None,
+        dialogue: DialogueWriter | None = None,
     ) -> None:
         self.definition = definition
         self.rules = rules
+        self.dialogue = dialogue
         self.state = state if state is not None else initial_state(definition, seed)
         self.seed = self.state.seed
         self.minds: dict[str, Mind] = {
@@ -71,7 +74,7 @@ class Town:
             decisions: dict[str, Decision] = {}
             for slug, perception in perceptions(self.definition, self.state).items():
                 decisions[slug] = agent_turn(self.mind_states[slug], self.minds[slug], perception)
-            reports.append(advance(self.definition, self.state, decisions, self.rules))
+            reports.append(advance(self.definition, self.state, decisions, self.rules, self.dialogue))
         return reports
 
     def inject(self, event: InjectEvent) -> EventAccepted:
@@ -94,7 +97,11 @@ class Town:
 
     @classmethod
     def restore(
-        cls, snapshot: TownSnapshot | bytes | str, *, mind_factory: MindFactory = schedule_mind
+        cls,
+        snapshot: TownSnapshot | bytes | str,
+        *,
+        mind_factory: MindFactory = schedule_mind,
+        dialogue: DialogueWriter | None = None,
     ) -> Town:
         snap = snapshot if isinstance(snapshot, TownSnapshot) else TownSnapshot.from_bytes(snapshot)
         return cls(
@@ -103,4 +110,5 @@ class Town:
             mind_factory=mind_factory,
             state=snap.world.model_copy(deep=True),
             minds={s: m.model_copy(deep=True) for s, m in snap.minds.items()},
+            dialogue=dialogue,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from actors.runtime import Context, StatefulActor, on
+from actors.town.llm_mind import DeadlineAware
 from messages.town import Decision, GetMindState, MindStateData, Perception
 from world import AgentMindState, AgentProfile, MindFactory, TownDefinition, agent_turn, schedule_mind
 
@@ -27,6 +28,10 @@ class TownAgentActor(StatefulActor[AgentMindState]):
 
     @on(Perception)
     def perceive(self, ctx: Context, perception: Perception) -> Decision:
+        deadline = ctx.envelope.deadline
+        if deadline is not None and isinstance(self.mind, DeadlineAware):
+            # A mind that waits on a model must answer before the world stops waiting.
+            self.mind.begin_turn(deadline - ctx.bus.clock())
         return agent_turn(self.state, self.mind, perception)
 
     @on(GetMindState)
