@@ -10,9 +10,10 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
-from deploy import commands, town_commands
+from deploy import ask_command, commands, town_commands
 
 T = TypeVar("T", int, float)
 
@@ -55,6 +56,23 @@ _INJECTABLE = (
     "weather",
     "outage",
     "delivery",
+)
+
+# The conditions of the AURA paper (messages.aura.CONDITIONS), spelled out for the same reason.
+_CONDITIONS = (
+    "vanilla",
+    "static_context",
+    "literal",
+    "react",
+    "reflexion",
+    "plan_and_solve",
+    "fixed_probe",
+    "aura_no_probe",
+    "aura_full",
+    "aura_gap_routed",
+    "aura_intent",
+    "fixed_private",
+    "oracle_intent",
 )
 
 
@@ -142,8 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     daemon.add_argument(
         "--roles",
-        default="clock,world,agents",
-        help="comma-separated roles to host here: clock, world, agents (default: all)",
+        default="clock,world,agents,registry,env",
+        help="comma-separated roles to host here: clock, world, agents, registry, env (default: all)",
     )
     daemon.add_argument(
         "--agents",
@@ -157,6 +175,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=30.0,
         help="seconds before another process takes over a dead one's unfinished messages",
     )
+    daemon.add_argument(
+        "--mind",
+        choices=("schedule", "llm"),
+        default="schedule",
+        help="town agents' minds: the seeded schedule, or a model via --model (default: %(default)s)",
+    )
+    daemon.add_argument(
+        "--pool-size",
+        type=_positive_int,
+        default=None,
+        help="worker threads shared by the agents (default 4; with --mind llm, one per agent)",
+    )
+    daemon.add_argument(
+        "--model",
+        default=None,
+        help="a litellm model for env (and for the minds, with --mind llm); default: offline",
+    )
+    daemon.add_argument("--api-base", default=None, help="env: an OpenAI-compatible server's URL")
+    daemon.add_argument("--cache-dir", type=Path, default=None, help="env: cache model answers here")
     daemon.set_defaults(func=town_commands.daemon)
 
     def control(
@@ -206,6 +243,43 @@ def build_parser() -> argparse.ArgumentParser:
     imp = control("import", "fork a town: load a snapshot file into a new namespace", town_commands.import_)
     imp.add_argument("file", help="snapshot file written by `auratown export`")
 
+    ask = sub.add_parser(
+        "ask",
+        help="ask the AURA environment agent a question (an embedded town, or a daemon with --redis)",
+        description="Infer the implicit need behind the question (IntentFrame), probe the town within "
+        "the gap's budget and answer. Prints the answer, the IntentFrame, the probe trace, alerts and "
+        "usage. Offline (heuristic, no model) unless --model names a litellm model.",
+    )
+    _bus_options(ask, default_url=None)
+    _town_options(ask)
+    ask.add_argument("query", help="the question, e.g. 'Where is Lin Wei?'")
+    ask.add_argument("--as", dest="asker", default="Zhang Hao", help="who asks (default: %(default)s)")
+    ask.add_argument(
+        "--condition",
+        choices=_CONDITIONS,
+        default="aura_intent",
+        help="which pipeline answers (default: %(default)s)",
+    )
+    ask.add_argument("--registry", choices=("agent_state", "environment"), default="agent_state")
+    ask.add_argument("--max-steps", type=_non_negative_int, default=3, help="explore_max_steps (default 3)")
+    ask.add_argument("--model", default=None, help="a litellm model string (default: offline)")
+    ask.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL, for --model")
+    ask.add_argument("--cache-dir", type=Path, default=None, help="cache model answers in this directory")
+    ask.add_argument(
+        "--tick",
+        type=_non_negative_int,
+        default=9,
+        help="embedded: ticks to run first (default 9: the town as of 10:00)",
+    )
+    ask.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds to wait for the answer")
+    ask.add_argument(
+        "--remember",
+        action="store_true",
+        help="with --redis: log the exchange as an event the asker perceives (default: read-only)",
+    )
+    ask.add_argument("--json", action="store_true")
+    ask.set_defaults(func=ask_command.ask)
+
     schema = sub.add_parser("schema", help="write the JSON Schema of the envelope and every message")
     schema.add_argument("--out", required=True, metavar="DIR", help="directory to write *.json into")
     schema.set_defaults(func=commands.schema)
@@ -237,6 +311,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (``auratown ask ... | head``): not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
 def daemon(args: argparse.Namespace) -> int:
     """Host the town's roles until SIGTERM/SIGINT; state persists in Redis across restarts."""
+    from actors.aura import make_backend_factory
     from actors.runtime import Host, HostConfig, freeze_heap
     from actors.town import ensure_config, spawn_town
 
@@ -158,10 +159,27 @@ def daemon(args: argparse.Namespace) -> int:
                 "resuming it (the --seed/--town given are not used)",
                 file=sys.stderr,
             )
-        host_config = HostConfig(visibility_timeout=args.visibility_timeout)
+        minds: dict[str, Any] = {}
+        pool_size = args.pool_size
+        if args.mind == "llm":
+            if not args.model:
+                raise UserError("--mind llm needs --model (a litellm model string)")
+            from actors.llm import GatewayConfig, LLMGateway, TransportCache
+            from actors.town import llm_mind_factory
+
+            gateway = LLMGateway(
+                GatewayConfig(model=args.model, api_base=args.api_base),
+                cache=TransportCache(bus.transport, bus.namespace),
+            )
+            factory = llm_mind_factory(gateway)
+            minds = {"mind_factory": factory, "dialogue": factory.dialogue}
+            # An agent waiting on its model holds a pool worker: one worker per agent hosted here.
+            pool_size = pool_size or max(4, len(agents) if agents else len(config.definition.agents))
+        host_config = HostConfig(visibility_timeout=args.visibility_timeout, pool_size=pool_size or 4)
         host = Host(bus, host_config, name=f"auratown-daemon[{','.join(roles)}]")
         try:
-            spawned = spawn_town(host, config, roles=roles, agents=agents)
+            backends = make_backend_factory(args.model, api_base=args.api_base, cache_dir=args.cache_dir)
+            spawned = spawn_town(host, config, roles=roles, agents=agents, backends=backends, **minds)
         except ValueError as exc:
             raise UserError(str(exc)) from None
         state = "new" if created else "resumed"

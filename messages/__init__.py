@@ -3,7 +3,7 @@
 This package does no I/O, reads no clock and draws no randomness.
 """
 
-from messages import town
+from messages import aura, probes, town
 from messages._base import Message
 from messages._codec import decode, encode, envelope_to_dict, read_header
 from messages._envelope import ENVELOPE_FORMAT, Envelope
@@ -40,12 +40,14 @@ __all__ = [
     "RegistrationError",
     "UnknownMessageTypeError",
     "UnsupportedVersionError",
+    "aura",
     "decode",
     "encode",
     "envelope_schema",
     "envelope_to_dict",
     "json_schemas",
     "message",
+    "probes",
     "read_header",
     "schema_file_name",
     "town",

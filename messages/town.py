@@ -14,7 +14,7 @@ InjectableKind = Literal[
     "argument", "emergency", "accident", "celebration", "announcement", "weather", "outage", "delivery"
 ]
 """Kinds of environment events that may be injected into a town."""
-EventKind = Literal[InjectableKind, "conversation"]
+EventKind = Literal[InjectableKind, "conversation", "assistant"]
 INJECTABLE_KINDS: tuple[str, ...] = get_args(InjectableKind)
 
 
@@ -152,6 +152,16 @@ class AgentView(Message):
     target: str | None
     nearby: tuple[str, ...]
     private: PrivateView | None = None
+
+
+@message("town.record_exchange", 1)
+class RecordExchange(Message):
+    """``env`` -> ``world``: a question the assistant answered, logged as an event that only the
+    asker perceives (so it lands in the asker's memory on the next tick)."""
+
+    asker: str
+    query: str
+    answer: str
 
 
 @message("town.get_state", 1)

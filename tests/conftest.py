@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
 
-def auratown(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def auratown(
+    *args: str, timeout: float = 120, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the ``auratown`` CLI in a child process, as a user would, and capture its output."""
     return subprocess.run(
         [sys.executable, "-m", "deploy.cli", *args],
@@ -37,6 +39,7 @@ def auratown(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[st
         text=True,
         timeout=timeout,
         check=False,
+        env={**os.environ, **(env_extra or {})},
     )
 
 

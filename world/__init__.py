@@ -27,6 +27,7 @@ from world.simulation import (
     initial_state,
     inject,
     perceptions,
+    record_exchange,
     scheduled_decision,
     view,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "inject",
     "parse_town",
     "perceptions",
+    "record_exchange",
     "schedule_mind",
     "scheduled_decision",
     "sim_time",

@@ -25,7 +25,7 @@ from messages.town import (
     TownStateView,
 )
 from world.clock import SimTime, sim_time
-from world.conversation import can_talk, converse, pick_pairs
+from world.conversation import DialogueWriter, can_talk, converse, pick_pairs, voice_conversations
 from world.definition import TownDefinition
 from world.minds import day_plan, scheduled_activity
 from world.movement import spot, step_towards
@@ -207,6 +207,35 @@ def inject(
     return EventAccepted(event=event, witnesses=tuple(witnesses))
 
 
+def record_exchange(
+    definition: TownDefinition,
+    state: WorldState,
+    asker: str,
+    query: str,
+    answer: str,
+    *,
+    rules: PrivateStateRules = DEFAULT_RULES,
+) -> EventAccepted:
+    """Log a question the assistant answered. Only the asker perceives it: a private exchange,
+    which reaches the asker's memory through the next tick's perception like any event."""
+    profile = definition.find_agent(asker)
+    if profile is None:
+        raise InvalidEventError(f"no agent named {asker!r}")
+    short = answer.strip() if len(answer.strip()) <= 300 else answer.strip()[:299] + "…"
+    event = TownEvent(
+        id=state.next_event_id,
+        tick=state.tick,
+        kind="assistant",
+        description=f"asked the assistant {query.strip()!r}; it answered: {short}",
+        location=state.agents[profile.slug].location,
+        participants=(profile.slug,),
+        source="environment",
+    )
+    state.next_event_id += 1
+    _log_event(state, event, [profile.slug], rules)
+    return EventAccepted(event=event, witnesses=(profile.slug,))
+
+
 # ---------------------------------------------------------------- the tick
 
 
@@ -215,9 +244,11 @@ def advance(
     state: WorldState,
     decisions: Mapping[str, Decision],
     rules: PrivateStateRules = DEFAULT_RULES,
+    dialogue: DialogueWriter | None = None,
 ) -> TickReport:
     """Apply tick ``state.tick`` with the agents' decisions; missing or unusable ones fall back to
-    the schedule. Returns the tick's report; ``state.tick`` moves on by one."""
+    the schedule. ``dialogue`` words the tick's conversations (default: the templates). Returns
+    the tick's report; ``state.tick`` moves on by one."""
     tick = state.tick
     now = sim_time(tick)
     seed = state.seed
@@ -267,6 +298,8 @@ def advance(
             state.next_event_id += 1
             _log_event(state, event, list(members), rules)
             report.events.append(event)
+    if dialogue is not None and report.conversations:
+        report.conversations = _voiced(definition, state, report.conversations, dialogue)
     state.conversations.extend(report.conversations)
     if len(state.conversations) > MAX_CONVERSATIONS:
         del state.conversations[: len(state.conversations) - MAX_CONVERSATIONS]
@@ -325,6 +358,20 @@ def advance(
     state.tick = tick + 1
     report.digest = digest(state)
     return report
+
+
+def _voiced(
+    definition: TownDefinition, state: WorldState, records: list[ConversationRecord], writer: DialogueWriter
+) -> list[ConversationRecord]:
+    pairs = [(r.participants[0], r.participants[1]) for r in records]
+    agents = state.agents
+    return voice_conversations(
+        writer,
+        records,
+        [(definition.agent(a), definition.agent(b)) for a, b in pairs],
+        [(agents[a].action, agents[b].action) for a, b in pairs],
+        [(agents[a].private.emotional_state, agents[b].private.emotional_state) for a, b in pairs],
+    )
 
 
 # ---------------------------------------------------------------- views

@@ -6,6 +6,7 @@ from actors.town._definitions import embedded_town, load_town
 from actors.town._launch import ROLES, spawn_town
 from actors.town.agent import TownAgentActor
 from actors.town.clock import ClockActor, ClockState, next_action
+from actors.town.llm_mind import LLMDialogue, LLMMind, LLMMinds, LLMMindSettings, llm_mind_factory
 from actors.town.world import EVENTS_TOPIC, TICKS_TOPIC, WorldActor, agent_address
 
 __all__ = [
@@ -14,6 +15,10 @@ __all__ = [
     "TICKS_TOPIC",
     "ClockActor",
     "ClockState",
+    "LLMDialogue",
+    "LLMMind",
+    "LLMMindSettings",
+    "LLMMinds",
     "TownAgentActor",
     "TownClient",
     "TownConfig",
@@ -23,6 +28,7 @@ __all__ = [
     "embedded_town",
     "ensure_config",
     "import_snapshot",
+    "llm_mind_factory",
     "load_town",
     "next_action",
     "replace_config",

@@ -13,6 +13,7 @@ from actors.bus import AskTimeoutError, RemoteError
 from actors.runtime import Context, PermanentError, StatefulActor, on
 from actors.town._config import TownConfig
 from messages import Envelope
+from messages.probes import GetProbeScene, ProbeSceneData
 from messages.town import (
     Decision,
     EventAccepted,
@@ -22,6 +23,7 @@ from messages.town import (
     InjectEvent,
     MindStateData,
     Perception,
+    RecordExchange,
     Rejected,
     SnapshotData,
     Tick,
@@ -40,9 +42,12 @@ from world import (
     initial_state,
     inject,
     perceptions,
+    record_exchange,
     sim_time,
     view,
 )
+from world.conversation import DialogueWriter
+from world.probes import SceneError, scene_from_town
 
 log = structlog.get_logger("auratown.world")
 
@@ -57,9 +62,11 @@ def agent_address(slug: str) -> str:
 class WorldActor(StatefulActor[WorldState]):
     state_model = WorldState
 
-    def __init__(self, config: TownConfig) -> None:
+    def __init__(self, config: TownConfig, dialogue: DialogueWriter | None = None) -> None:
         self.config = config
         self.definition = config.definition
+        self.dialogue = dialogue
+        """Words the conversations (a model, ``actors.town.llm_mind``); None: the templates."""
         super().__init__()
 
     def initial_state(self) -> WorldState:
@@ -78,7 +85,7 @@ class WorldActor(StatefulActor[WorldState]):
             raise PermanentError(f"tick {msg.tick} would skip tick {state.tick}")
         t0 = time.perf_counter()
         decisions = self._gather_decisions(ctx, perceptions(self.definition, state))
-        report = advance(self.definition, state, decisions)
+        report = advance(self.definition, state, decisions, dialogue=self.dialogue)
         ctx.publish(
             TICKS_TOPIC, self._completed(report.tick, report.digest, report.missed, report), sim_time=msg.tick
         )
@@ -144,6 +151,15 @@ class WorldActor(StatefulActor[WorldState]):
         log.info("event injected", kind=msg.kind, location=msg.location, witnesses=len(accepted.witnesses))
         return accepted
 
+    @on(RecordExchange)
+    def record(self, ctx: Context, msg: RecordExchange) -> EventAccepted | Rejected:
+        try:
+            accepted = record_exchange(self.definition, self.state, msg.asker, msg.query, msg.answer)
+        except InvalidEventError as exc:
+            return Rejected(reason=str(exc))
+        ctx.publish(EVENTS_TOPIC, accepted.event, sim_time=self.state.tick)
+        return accepted
+
     @on(GetTownState)
     def get_state(self, ctx: Context, msg: GetTownState) -> TownStateView | Rejected:
         try:
@@ -156,6 +172,16 @@ class WorldActor(StatefulActor[WorldState]):
             )
         except KeyError as exc:
             return Rejected(reason=str(exc.args[0]))
+
+    @on(GetProbeScene)
+    def probe_scene(self, ctx: Context, msg: GetProbeScene) -> ProbeSceneData | Rejected:
+        """The town as the probe tools read it. Agents' memories are not the world's: the probe
+        registry reads them from the agent itself when a tool needs them."""
+        try:
+            scene = scene_from_town(self.definition, self.state, None, msg.asker)
+        except SceneError as exc:
+            return Rejected(reason=str(exc))
+        return ProbeSceneData(scene=scene if msg.include_private else scene.public())
 
     @on(ExportSnapshot)
     def export(self, ctx: Context, msg: ExportSnapshot) -> SnapshotData | Rejected:

@@ -11,6 +11,7 @@ from pathlib import Path
 from actors.bus import Bus
 from actors.bus._redis import RedisTransport
 from tests.conftest import ROOT, auratown, wait_until
+from tests.support.openai_stub import OpenAIStub, json_reply, ok
 
 
 def test_run_on_the_embedded_bus_reports_a_clean_round() -> None:
@@ -138,3 +139,76 @@ def test_the_cli_offers_exactly_the_injectable_event_kinds() -> None:
     from messages.town import INJECTABLE_KINDS
 
     assert cli._INJECTABLE == INJECTABLE_KINDS
+
+
+def test_ask_answers_embedded_with_the_frame_the_trace_and_a_heads_up() -> None:
+    result = auratown("ask", "Where is Zhang Hao?", "--as", "Lin Wei", "--tick", "5")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Heads-up: Zhang Hao is not to be disturbed")
+    assert "Zhang Hao's Home" in lines[0]
+    assert any(line.startswith("IntentFrame (heuristic): gap 0.60") for line in lines)
+    assert any("agent.private_state(agent_name='Zhang Hao') -> ok" in line for line in lines)
+    as_json = auratown(
+        "ask", "Where is Zhang Hao?", "--as", "Lin Wei", "--tick", "5", "--json", "--condition", "literal"
+    )
+    answer = json.loads(as_json.stdout)
+    assert answer["condition"] == "literal" and answer["trace"] == [] and not answer["alerts"]
+
+
+def test_ask_explains_bad_input_in_one_line() -> None:
+    unknown = auratown("ask", "Where is Lin Wei?", "--as", "Nobody")
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip().startswith("auratown ask: error: no agent named 'Nobody'")
+    assert len(unknown.stderr.strip().splitlines()) == 1
+    bad = auratown("ask", "Where is Lin Wei?", "--condition", "magic")
+    assert bad.returncode == 2 and "invalid choice: 'magic'" in bad.stderr
+
+
+def test_the_cli_lists_exactly_the_paper_conditions() -> None:
+    from deploy import cli
+    from messages.aura import CONDITIONS
+
+    assert cli._CONDITIONS == CONDITIONS
+
+
+def test_ask_with_a_model_goes_through_the_gateway_and_reports_usage() -> None:
+    frame = {
+        "literal_need": "Zhang Hao's whereabouts",
+        "implicit_needs": ["can I visit him?"],
+        "gap": 0.7,
+        "recommended_probes": ["agent.private_state"],
+        "alert": True,
+        "confidence": 0.8,
+        "rationale": "r",
+    }
+    call = {
+        "action": "call",
+        "tool": "agent.private_state",
+        "args": {"agent_name": "Zhang Hao"},
+        "reason": "r",
+    }
+    stop = {"action": "stop", "tool": None, "args": {}, "reason": "enough"}
+    with OpenAIStub() as stub:
+        stub.script(json_reply(frame), json_reply(call), json_reply(stop), ok("He is writing at home."))
+        result = auratown(
+            "ask",
+            "Where is Zhang Hao?",
+            "--as",
+            "Lin Wei",
+            "--tick",
+            "5",
+            "--json",
+            "--model",
+            "openai/stub-model",
+            "--api-base",
+            stub.url,
+            env_extra={"OPENAI_API_KEY": "sk-stub"},
+        )
+        assert result.returncode == 0, result.stderr
+        answer = json.loads(result.stdout)
+        assert stub.request_count == 4
+    assert answer["backend"] == "llm:openai/stub-model" and answer["frame"]["backend"] == "llm"
+    assert answer["usage"]["model_calls"] == 4 and answer["usage"]["fallbacks"] == []
+    assert answer["text"].startswith("Heads-up: Zhang Hao is not to be disturbed")
+    assert "He is writing at home." in answer["text"]

@@ -23,6 +23,7 @@ from actors.town import (
     spawn_town,
 )
 from messages.town import InjectEvent, TickCompleted, TownEvent
+from tests.support.topics import topic_messages
 from world import Town
 
 
@@ -43,13 +44,7 @@ def running_town(
 
 
 def completions(bus: Bus) -> list[TickCompleted]:
-    out = []
-    for entry in bus.transport.range(bus.keys.topic(TICKS_TOPIC)):
-        env = bus.decode_entry(entry)
-        assert env is not None
-        if isinstance(env.payload, TickCompleted):
-            out.append(env.payload)
-    return out
+    return topic_messages(bus, TICKS_TOPIC, TickCompleted)
 
 
 def test_the_actor_town_is_the_pure_town_tick_for_tick(bus: Bus) -> None:

@@ -13,9 +13,11 @@ import pytest
 from actors.bus import Bus
 from actors.bus._redis import RedisTransport
 from actors.town import TICKS_TOPIC, TownClient, embedded_town
-from messages.town import InjectEvent, TickCompleted
+from messages.town import GetMindState, InjectEvent, MindStateData, TickCompleted
 from tests.conftest import Processes, auratown, wait_until
-from world import Town, TownSnapshot
+from tests.support.openai_stub import OpenAIStub
+from tests.support.topics import topic_messages
+from world import AgentMindState, Town, TownSnapshot
 
 pytestmark = pytest.mark.redis
 
@@ -49,12 +51,7 @@ def daemons(processes: Processes, redis_url: str, namespace: str) -> Daemons:
 
 
 def completed_ticks(bus: Bus) -> list[TickCompleted]:
-    out = []
-    for entry in bus.transport.range(bus.keys.topic(TICKS_TOPIC)):
-        env = bus.decode_entry(entry)
-        if env is not None and isinstance(env.payload, TickCompleted):
-            out.append(env.payload)
-    return out
+    return topic_messages(bus, TICKS_TOPIC, TickCompleted)
 
 
 def test_the_daemon_survives_kill_9_without_losing_or_repeating_a_tick(
@@ -142,6 +139,17 @@ def test_the_controls_from_the_command_line(
     public = json.loads(auratown("state", "--json", *base).stdout)
     assert all(a["private"] is None for a in public["agents"])  # private only when asked for
 
+    # The environment agent, hosted by the daemon, surfaces the stress behind a literal question.
+    name = view["agents"][0]["name"]
+    asker = next(a["name"] for a in public["agents"] if a["name"] != name)
+    asked = auratown("ask", f"How is {name} doing?", "--as", asker, "--json", *base)
+    assert asked.returncode == 0, asked.stderr
+    answer = json.loads(asked.stdout)
+    assert answer["alerts"] and f"{name} seems stressed" in answer["alerts"][0]
+    assert answer["text"].startswith("Heads-up") and "agent.private_state" in [
+        s["tool"] for s in answer["trace"]
+    ]
+
     assert "paused" in auratown("pause", *base).stdout
     assert "paused at 4 ticks/s" in auratown("speed", "4", *base).stdout
     assert "running at 4 ticks/s" in auratown("resume", *base).stdout
@@ -175,3 +183,23 @@ def _a_place_where_an_argument_stresses(snap: TownSnapshot) -> tuple[str, str]:
             if a.private.rule == "recent_stress":
                 return loc, slug
     raise AssertionError("no agent in this town state would be stressed by an argument")
+
+
+def test_the_daemon_runs_llm_minds_through_the_gateway(
+    daemons: Daemons, redis_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-stub")  # the daemon inherits it
+    with OpenAIStub() as stub:  # unscripted requests get a 400: every model call fails at once
+        daemons.start("--paused", "--mind", "llm", "--model", "openai/stub-model", "--api-base", stub.url)
+        bus = Bus(RedisTransport(redis_url), namespace)
+        client = TownClient(bus, timeout=20)
+        wait_until(lambda: _answers(client), timeout=60, what="the daemon to answer")
+        client.step(2, wait=90)
+        assert stub.request_count > 0  # the minds asked the model ...
+        mind = bus.ask("agent.lin-wei", GetMindState(), timeout=10)
+    assert isinstance(mind, MindStateData)
+    fallbacks = AgentMindState.model_validate_json(mind.data).fallbacks
+    assert fallbacks.get("action", 0) >= 1  # ... and fell back to the schedule, counted
+    ticks = completed_ticks(bus)
+    assert [t.tick for t in ticks] == [0, 1] and all(t.missed == () for t in ticks)
+    bus.close()

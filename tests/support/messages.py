@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from messages import Message, message
 
 
@@ -15,7 +17,7 @@ class Incr(Message):
 @message("test.work", 1)
 class Work(Message):
     seq: int
-    seconds: float = 0.0
+    seconds: float = Field(default=0.0, ge=0.0)
 
 
 @message("test.done", 1)

@@ -21,6 +21,9 @@ times = st.floats(min_value=0, max_value=4e9, allow_nan=False)
 
 # msgpack carries 64-bit integers; a larger one is an EncodeError (tested in test_codec).
 st.register_type_strategy(int, st.integers(min_value=-(2**63), max_value=2**63 - 1))
+# NaN is not JSON and never equals itself: free-form JSON fields (probe args and results) carry
+# numbers, not NaN. Typed float fields bound themselves (ge/le), so NaN is rejected there anyway.
+st.register_type_strategy(float, st.floats(allow_nan=False))
 
 
 def payloads(model: type[Message]) -> st.SearchStrategy[Message]:

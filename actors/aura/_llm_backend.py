@@ -1,0 +1,154 @@
+"""The model-backed pipeline backend: every judgement call through the LLM gateway, each one
+falling back to the offline rules on failure, visibly (recorded on the answer and counted)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from actors.aura import _prompts as prompts
+from actors.llm import Completion, LLMError, LLMGateway, Stage, Structured
+from messages.aura import IntentFrame, UsageSummary
+from world.aura import (
+    AnswerRequest,
+    Critique,
+    OfflineBackend,
+    PlanDecision,
+    PlanRequest,
+    SceneView,
+    ToolInfo,
+)
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class IntentOut(BaseModel):
+    literal_need: str
+    implicit_needs: list[str] = []
+    gap: float = Field(ge=0.0, le=1.0)
+    recommended_probes: list[str] = []
+    alert: bool = False
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    rationale: str = ""
+
+
+class PlanOut(BaseModel):
+    action: Literal["call", "stop"]
+    tool: str | None = None
+    args: dict[str, Any] = {}
+    reason: str = ""
+
+
+class PlanListOut(BaseModel):
+    steps: list[PlanOut] = []
+
+
+class CritiqueOut(BaseModel):
+    ok: bool
+    note: str = ""
+
+
+class LLMBackend:
+    def __init__(self, gateway: LLMGateway, *, actor: str = "env") -> None:
+        self.gateway = gateway
+        self.actor = actor
+        self.name = f"llm:{gateway.config.model}"
+        self._offline = OfflineBackend()
+        self._fallbacks: list[str] = []
+        self._completions: list[Completion] = []
+
+    def usage(self) -> UsageSummary:
+        """What this backend's calls cost (one backend serves one query)."""
+        done = self._completions
+        return UsageSummary(
+            model_calls=sum(c.attempts for c in done),
+            cache_hits=sum(c.cached for c in done),
+            prompt_tokens=sum(c.prompt_tokens for c in done),
+            completion_tokens=sum(c.completion_tokens for c in done),
+            cost_usd=sum(c.cost_usd for c in done),
+            fallbacks=tuple(self._fallbacks),
+        )
+
+    def _structured(self, stage: Stage, messages: list[dict[str, str]], schema: type[T]) -> T:
+        out: Structured[T] = self.gateway.structured(stage, messages, schema, actor=self.actor)
+        self._completions.append(out.completion)
+        return out.value
+
+    def _complete(self, stage: Stage, messages: list[dict[str, str]]) -> str:
+        done = self.gateway.complete(stage, messages, actor=self.actor)
+        self._completions.append(done)
+        return done.text
+
+    def _fallback(self, stage: Stage, exc: LLMError) -> None:
+        self.gateway.record_fallback(stage, self.actor, exc.reason)
+        self._fallbacks.append(f"{stage.value}: {exc.reason}")
+
+    def fallbacks(self) -> tuple[str, ...]:
+        return tuple(self._fallbacks)
+
+    def infer_intent(self, query: str, view: SceneView, tools: Sequence[ToolInfo]) -> IntentFrame:
+        subject = self._offline.infer_intent(query, view, tools)
+        try:
+            out = self._structured(Stage.INTENT, prompts.intent_messages(query, view, tools), IntentOut)
+        except LLMError as exc:
+            self._fallback(Stage.INTENT, exc)
+            return subject.model_copy(update={"fallback": exc.reason})
+        return IntentFrame(
+            literal_need=out.literal_need,
+            implicit_needs=tuple(out.implicit_needs),
+            gap=out.gap,
+            recommended_probes=tuple(out.recommended_probes),  # whitelisted by the pipeline
+            alert=out.alert,
+            confidence=out.confidence,
+            rationale=out.rationale,
+            subject=subject.subject,
+            backend="llm",
+        )
+
+    def plan_step(self, request: PlanRequest) -> PlanDecision:
+        try:
+            out = self._structured(Stage.PROBE_PLANNING, prompts.plan_messages(request), PlanOut)
+        except LLMError as exc:
+            self._fallback(Stage.PROBE_PLANNING, exc)
+            return self._offline.plan_step(request)
+        names = {t.name for t in request.tools} | {a for t in request.tools for a in t.aliases}
+        if out.action == "call" and out.tool not in names:
+            return PlanDecision("stop", reason=f"the planner named a tool the registry lacks: {out.tool!r}")
+        return PlanDecision(out.action, out.tool, dict(out.args), out.reason)
+
+    def plan_calls(
+        self, query: str, view: SceneView, tools: Sequence[ToolInfo], budget: int
+    ) -> list[PlanDecision]:
+        try:
+            out = self._structured(
+                Stage.PROBE_PLANNING, prompts.plan_all_messages(query, view, tools, budget), PlanListOut
+            )
+        except LLMError as exc:
+            self._fallback(Stage.PROBE_PLANNING, exc)
+            return self._offline.plan_calls(query, view, tools, budget)
+        names = {t.name for t in tools} | {a for t in tools for a in t.aliases}
+        return [PlanDecision("call", s.tool, dict(s.args), s.reason) for s in out.steps if s.tool in names]
+
+    def answer(self, request: AnswerRequest) -> str:
+        try:
+            text = self._complete(Stage.ANSWER, prompts.answer_messages(request))
+        except LLMError as exc:
+            self._fallback(Stage.ANSWER, exc)
+            return self._offline.answer(request)
+        text = text.strip()
+        if not text:
+            self._fallback(Stage.ANSWER, LLMError(Stage.ANSWER, "empty", "the model answered nothing", 1))
+            return self._offline.answer(request)
+        if request.alert and not text.startswith("Heads-up"):
+            text = f"{request.alert} {text}"  # the heads-up opens the answer, whatever the model wrote
+        return text
+
+    def critique(self, request: AnswerRequest, answer: str) -> Critique:
+        try:
+            out = self._structured(Stage.REFLECTION, prompts.critique_messages(request, answer), CritiqueOut)
+        except LLMError as exc:
+            self._fallback(Stage.REFLECTION, exc)
+            return self._offline.critique(request, answer)
+        return Critique(out.ok, out.note)

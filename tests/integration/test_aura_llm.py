@@ -1,0 +1,112 @@
+"""The AURA pipeline on its LLM backend, for real through litellm, against a local
+OpenAI-compatible stub: parsed, repaired, or fallen back visibly; never a crash."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors.aura import LLMBackend
+from actors.llm import DiskCache, GatewayConfig, LLMGateway
+from messages.aura import AnswerData
+from messages.probes import ProbeScene
+from tests.conftest import ROOT
+from tests.support.openai_stub import OpenAIStub, http_error, json_reply, ok
+from world.aura import RegistryProbes, answer_query, scene_view
+from world.probes import agent_state_registry, scene_from_aura_v2
+
+pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
+
+QUERY = "Where's Lin Wei?"
+FRAME = {
+    "literal_need": "Lin Wei's location",
+    "implicit_needs": ["is Lin Wei free to chat?"],
+    "gap": 0.6,
+    "recommended_probes": ["get_agent_private_state", "web.search"],
+    "alert": True,
+    "confidence": 0.7,
+    "rationale": "where-is usually means is-she-free",
+}
+CALL = {"action": "call", "tool": "agent.private_state", "args": {"agent_name": "Lin Wei"}, "reason": "free?"}
+STOP = {"action": "stop", "tool": None, "args": {}, "reason": "enough"}
+
+
+@pytest.fixture
+def stub() -> Iterator[OpenAIStub]:
+    with OpenAIStub() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def cafe() -> ProbeScene:
+    data: dict[str, Any] = json.loads(
+        (ROOT.parent / "shared" / "data" / "aura" / "implicit_intent_queries_v2_AB.json").read_text()
+    )
+    return scene_from_aura_v2(data["scenes"]["A_cafe_morning"], scene_id="A")
+
+
+def ask(
+    stub: OpenAIStub, scene: ProbeScene, cache: Any = None, **config: Any
+) -> tuple[AnswerData, LLMGateway]:
+    settings: dict[str, Any] = {
+        "model": "openai/stub-model",
+        "api_base": stub.url,
+        "api_key": "sk-stub",
+        "timeout": 2.0,
+        "max_retries": 1,
+        "backoff": 0.001,
+        **config,
+    }
+    gateway = LLMGateway(GatewayConfig(**settings), cache=cache)
+    backend = LLMBackend(gateway)
+    probes = RegistryProbes(agent_state_registry(), scene, "env:the user")
+    answer = answer_query(
+        QUERY, "the user", "aura_intent", scene_view(scene, "the user", QUERY), probes, backend
+    )
+    return answer.model_copy(update={"usage": backend.usage()}), gateway
+
+
+def test_a_model_frame_is_whitelisted_and_drives_the_probes(stub: OpenAIStub, cafe: ProbeScene) -> None:
+    stub.script(json_reply(FRAME), json_reply(CALL), json_reply(STOP), ok("She is at the cafe, serving."))
+    answer, _ = ask(stub, cafe)
+    assert answer.frame is not None and answer.frame.backend == "llm" and answer.frame.fallback is None
+    assert answer.frame.recommended_probes == ("agent.private_state",)  # alias resolved, unknown dropped
+    assert [s.tool for s in answer.trace] == ["agent.private_state"]
+    assert answer.text.startswith("Heads-up: Lin Wei is busy")  # the heads-up opens the answer
+    assert "She is at the cafe" in answer.text
+    assert answer.usage.model_calls == 4 and not answer.usage.fallbacks
+    assert stub.request_count == 4 and stub.requests[0]["temperature"] == 0.1  # the intent stage
+
+
+def test_invalid_json_is_repaired_once(stub: OpenAIStub, cafe: ProbeScene) -> None:
+    stub.script(ok("gap is high, probe her state"), json_reply(FRAME), json_reply(STOP), ok("At the cafe."))
+    answer, _ = ask(stub, cafe)
+    assert answer.frame is not None and answer.frame.backend == "llm" and answer.frame.gap == 0.6
+    assert answer.usage.model_calls == 4 and not answer.usage.fallbacks
+
+
+def test_failures_fall_back_visibly_and_still_answer(stub: OpenAIStub, cafe: ProbeScene) -> None:
+    # 429 twice for the frame (retried once, then given up); every later call is refused (400).
+    stub.script(http_error(429), http_error(429))
+    answer, gateway = ask(stub, cafe)
+    assert answer.frame is not None and answer.frame.backend == "heuristic"
+    assert answer.frame.fallback == "rate_limited"
+    assert answer.usage.fallbacks[0] == "intent: rate_limited"
+    assert any(f.startswith("probe_planning:") for f in answer.usage.fallbacks)
+    assert any(f.startswith("answer:") for f in answer.usage.fallbacks)
+    assert gateway.usage.total().fallbacks == len(answer.usage.fallbacks)
+    assert answer.text.startswith("Heads-up: Lin Wei is busy")  # the offline pipeline answered
+
+
+def test_the_cache_makes_a_rerun_call_no_model(stub: OpenAIStub, cafe: ProbeScene, tmp_path: Path) -> None:
+    stub.script(json_reply(FRAME), json_reply(CALL), json_reply(STOP), ok("At the cafe."))
+    first, _ = ask(stub, cafe, cache=DiskCache(tmp_path))
+    calls = stub.request_count
+    second, _ = ask(stub, cafe, cache=DiskCache(tmp_path))
+    assert stub.request_count == calls == 4
+    assert second.text == first.text and second.trace == first.trace
+    assert second.usage.cache_hits == 4 and second.usage.model_calls == 0

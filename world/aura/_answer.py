@@ -1,0 +1,189 @@
+"""Summarise the probe trace, decide the heads-up, and compose the offline answer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from messages.aura import IntentFrame, ProbeStep
+from world.aura._types import AnswerRequest, SceneView
+
+FREE = frozenset({"available", "free", "open_to_chat", "open", "idle", "relaxed"})
+LOW_MOODS = frozenset(
+    {
+        "stressed",
+        "anxious",
+        "upset",
+        "sad",
+        "angry",
+        "frustrated",
+        "tired",
+        "exhausted",
+        "worried",
+        "irritated",
+    }
+)
+_PRIVATE_KEYS = ("availability", "emotional_state", "unspoken_goal")
+
+
+def _walk(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from _walk(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _walk(v)
+
+
+def private_facts(trace: Sequence[ProbeStep], subject: str | None) -> dict[str, str]:
+    """The subject's private fields found in the trace's private-state results."""
+    facts: dict[str, str] = {}
+    for step in trace:
+        if step.status != "ok" or step.result is None or "belief" in step.tool:
+            continue
+        for d in _walk(step.result):
+            who = d.get("name") or d.get("agent")
+            if subject is not None and who is not None and str(who) != subject:
+                continue
+            for key in _PRIVATE_KEYS:
+                if isinstance(d.get(key), str) and key not in facts:
+                    facts[key] = d[key]
+    return facts
+
+
+def belief_facts(trace: Sequence[ProbeStep]) -> dict[str, str]:
+    for step in trace:
+        if step.status == "ok" and step.result is not None and "belief" in step.tool:
+            for d in _walk(step.result):
+                found = {k: d[k] for k in ("availability", "emotional_state") if isinstance(d.get(k), str)}
+                if found:
+                    return found
+    return {}
+
+
+def summarise(trace: Sequence[ProbeStep]) -> str:
+    """One line per probe, compact enough to stand in for the trace in the Reason prompt."""
+    lines = []
+    for s in trace:
+        args = ", ".join(f"{k}={v}" for k, v in s.args.items())
+        if s.status == "ok" and s.result is not None:
+            body = "; ".join(f"{k}: {_short(v)}" for k, v in s.result.items())
+        else:
+            body = f"{s.status}: {s.error or ''}".strip()
+        lines.append(f"{s.tool}({args}) -> {body}")
+    return "\n".join(lines)
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_PHRASES = {"do_not_disturb": "not to be disturbed", "open_to_chat": "open to a chat"}
+
+
+def _words(value: str) -> str:
+    return _PHRASES.get(value, value.replace("_", " "))
+
+
+def heads_up(frame: IntentFrame | None, trace: Sequence[ProbeStep]) -> str | None:
+    """The alert the answer opens with: only when the frame asks for one and a probe confirmed a
+    reason (the subject is not free, is in a low mood, is absorbed in a goal, or is misjudged)."""
+    if frame is None or not frame.alert or frame.subject is None:
+        return None
+    subject = frame.target or frame.subject
+    facts = private_facts(trace, subject)
+    believed = belief_facts(trace)
+    availability = facts.get("availability")
+    mood = facts.get("emotional_state")
+    if believed and availability and believed.get("availability") not in (None, availability):
+        return (
+            f"Heads-up: the belief about {subject} is out of date: believed "
+            f"{_words(believed['availability'])}, actually {_words(availability)}."
+        )
+    if availability and availability.lower() not in FREE:
+        extra = f" and seems {_words(mood)}" if mood else ""
+        return (
+            f"Heads-up: {subject} is {_words(availability)} right now{extra}; "
+            "maybe not the moment to interrupt."
+        )
+    if mood and mood.lower() in LOW_MOODS:
+        return f"Heads-up: {subject} seems {_words(mood)} right now."
+    return None
+
+
+def _agent(view: SceneView, name: str, trace: Sequence[ProbeStep] = ()) -> str | None:
+    """Where ``name`` is and what they do: from the scene, else from a probe's public result."""
+    found: tuple[str, str] | None = None
+    for a in view.agents:
+        if a.name == name:
+            found = (a.location, a.action)
+    if found is None:
+        for step in trace:
+            if step.status == "ok" and step.result is not None and "belief" not in step.tool:
+                for d in _walk(step.result):
+                    if d.get("name") == name and isinstance(d.get("location"), str):
+                        found = (d["location"], str(d.get("action") or ""))
+                        break
+            if found:
+                break
+    if found is None:
+        return None
+    location, action = found
+    return f"{name} is at {location}, {action}." if action else f"{name} is at {location}."
+
+
+def compose_answer(request: AnswerRequest) -> str:
+    """The offline Reason + Interact stages: the literal answer from the scene and the probes, the
+    implicit one from the private facts probed, the heads-up first."""
+    view, frame, trace = request.view, request.frame, request.trace
+    parts: list[str] = []
+    if request.alert:
+        parts.append(request.alert)
+    subject = frame.subject if frame else None
+    if subject is None:
+        from world.aura._intent import mentioned_agents
+
+        named = mentioned_agents(request.query, view)
+        subject = named[0] if named else None
+    if not request.packed_scene:
+        parts.append("I cannot see the town from here, so I cannot say for sure.")
+    elif subject is not None:
+        parts.append(_agent(view, subject, trace) or f"I do not see {subject} from here.")
+        facts = private_facts(trace, subject)
+        if facts.get("availability") and not request.alert:
+            parts.append(f"{subject} is {_words(facts['availability'])} right now.")
+        if facts.get("emotional_state") and not request.alert:
+            parts.append(f"{subject} seems {_words(facts['emotional_state'])}.")
+        if facts.get("unspoken_goal"):
+            parts.append(f"On {subject}'s mind: {facts['unspoken_goal']}.")
+        believed = belief_facts(trace)
+        missing = [s.error for s in trace if "belief" in s.tool and s.status == "not_found" and s.error]
+        if missing:
+            parts.append(missing[0].rstrip(".") + ".")
+        if believed and not request.alert:
+            parts.append(
+                "Believed: "
+                + ", ".join(f"{k.replace('_', ' ')} {_words(v)}" for k, v in believed.items())
+                + "."
+            )
+    else:
+        parts.append(_factual(request))
+    if request.summary and subject is None:
+        parts.append("Observed: " + request.summary.replace("\n", "; "))
+    return " ".join(p for p in parts if p)
+
+
+def _factual(request: AnswerRequest) -> str:
+    view = request.view
+    q = request.query.lower()
+    if any(w in q for w in ("time", "day", "date")):
+        return f"It is {view.time} on day {view.day}."
+    if "where am i" in q or "my location" in q:
+        return f"You are at {view.asker_location or 'an unknown place'}."
+    if any(w in q for w in ("nearby", "near me", "who is here", "around")):
+        return "With you: " + (", ".join(view.nearby) if view.nearby else "nobody") + "."
+    if any(w in q for w in ("remember", "earlier", "did i", "recall")) and view.memories:
+        return "You recall: " + "; ".join(view.memories[:3]) + "."
+    return f"At {view.time}, you are at {view.asker_location or 'an unknown place'}."
