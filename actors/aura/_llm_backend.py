@@ -58,12 +58,14 @@ class LLMBackend:
         self._offline = OfflineBackend()
         self._fallbacks: list[str] = []
         self._completions: list[Completion] = []
+        self._failed_attempts = 0
+        """Requests behind calls that gave no usable answer (their tokens are not known here)."""
 
     def usage(self) -> UsageSummary:
         """What this backend's calls cost (one backend serves one query)."""
         done = self._completions
         return UsageSummary(
-            model_calls=sum(c.attempts for c in done),
+            model_calls=sum(c.attempts for c in done) + self._failed_attempts,
             cache_hits=sum(c.cached for c in done),
             prompt_tokens=sum(c.prompt_tokens for c in done),
             completion_tokens=sum(c.completion_tokens for c in done),
@@ -82,6 +84,7 @@ class LLMBackend:
         return done.text
 
     def _fallback(self, stage: Stage, exc: LLMError) -> None:
+        self._failed_attempts += exc.attempts
         self.gateway.record_fallback(stage, self.actor, exc.reason)
         self._fallbacks.append(f"{stage.value}: {exc.reason}")
 
@@ -139,7 +142,7 @@ class LLMBackend:
             return self._offline.answer(request)
         text = text.strip()
         if not text:
-            self._fallback(Stage.ANSWER, LLMError(Stage.ANSWER, "empty", "the model answered nothing", 1))
+            self._fallback(Stage.ANSWER, LLMError(Stage.ANSWER, "empty", "the model answered nothing", 0))
             return self._offline.answer(request)
         if request.alert and not text.startswith("Heads-up"):
             text = f"{request.alert} {text}"  # the heads-up opens the answer, whatever the model wrote

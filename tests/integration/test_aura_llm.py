@@ -99,6 +99,7 @@ def test_failures_fall_back_visibly_and_still_answer(stub: OpenAIStub, cafe: Pro
     assert any(f.startswith("probe_planning:") for f in answer.usage.fallbacks)
     assert any(f.startswith("answer:") for f in answer.usage.fallbacks)
     assert gateway.usage.total().fallbacks == len(answer.usage.fallbacks)
+    assert answer.usage.model_calls == gateway.usage.total().calls >= 2  # failed requests count too
     assert answer.text.startswith("Heads-up: Lin Wei is busy")  # the offline pipeline answered
 
 
