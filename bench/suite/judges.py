@@ -1,0 +1,788 @@
+"""Judges for the AURA benchmark suites (paper Section 5, Appendices A9 and A14).
+
+Three judges, one failure rule:
+
+- ``ImplicitIntentJudge``: deterministic, offline. Scores an answer to an implicit-intent v2 query on the
+  paper's two dimensions (``literal_score``, ``implicit_score``) from the query's gold fields
+  (``literal_requires`` public state paths, ``implicit_requires`` private state paths) and the scene
+  snapshot. Scores are banded to {0, 0.5, 1}: all checkable requirements met, some, none.
+- ``LLMImplicitJudge``: the paper's gpt-4o-mini judge protocol through the project's gateway
+  (``Stage.JUDGE``), JSON ``{literal_score, implicit_score, rationale}``.
+- ``FactualClaimJudge``: deterministic claim-level factual judge (CORRECT / CONTRADICTED / UNVERIFIABLE,
+  FA = 0.7 P + 0.3 C, strict precision of Appendix A9).
+
+A judge that cannot answer (exception, empty answer, model error) returns a ``JudgeFailure``: callers
+count it (``JudgeTally``) and it never scores, let alone passes.
+
+Second-order rule (A14): for ``second_order`` queries the right implicit answer is the believer's
+recorded belief about the target (``beliefs_about_others.<target>.<field>``), not the target's ground
+truth; an answer that reports the truth where it differs from the belief does not surface the need.
+
+``judge_agreement`` measures how often the deterministic judge agrees with the paper's own judge on the
+paper's released answers; the deterministic judge never sees those scores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from actors.llm import LLMGateway
+
+# -- results ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeScore:
+    """A verdict on the paper's two implicit-intent dimensions, each in [0, 1]."""
+
+    literal_score: float
+    implicit_score: float
+    rationale: str
+
+
+@dataclass(frozen=True)
+class JudgeFailure:
+    """A judge that gave no verdict. It scores nothing: count it, never treat it as a pass."""
+
+    reason: str
+    detail: str = ""
+
+
+JudgeResult = JudgeScore | JudgeFailure
+
+
+@dataclass
+class JudgeTally:
+    """Counts verdicts and failures (by reason) so a run can report how many cells went unscored."""
+
+    scored: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+
+    def add(self, result: object) -> None:
+        if isinstance(result, JudgeFailure):
+            self.failures[result.reason] += 1
+        else:
+            self.scored += 1
+
+    @property
+    def failed(self) -> int:
+        return sum(self.failures.values())
+
+
+# -- inputs -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IntentQuery:
+    """The gold fields of one implicit-intent v2 query that the judges use."""
+
+    id: int
+    scene: str
+    subcategory: str
+    query: str
+    agent_subject: str | None
+    target: str | None
+    literal_requires: tuple[str, ...]
+    implicit_requires: tuple[str, ...]
+    implicit_need: str = ""
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> IntentQuery:
+        return cls(
+            id=int(record.get("id", record.get("query_id", 0))),
+            scene=str(record.get("scene", "")),
+            subcategory=str(record.get("subcategory", "")),
+            query=str(record.get("query", "")),
+            agent_subject=record.get("agent_subject"),
+            target=record.get("target"),
+            literal_requires=tuple(record.get("literal_requires", ())),
+            implicit_requires=tuple(record.get("implicit_requires", ())),
+            implicit_need=str(record.get("implicit_need", "")),
+        )
+
+
+@dataclass(frozen=True)
+class SceneSnapshot:
+    """A v2 scene: public state (location, action), private state, and beliefs about others."""
+
+    public_state: Mapping[str, Mapping[str, str]]
+    private_state: Mapping[str, Mapping[str, str]]
+    beliefs_about_others: Mapping[str, Mapping[str, Mapping[str, str]]]
+    summary: str = ""
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> SceneSnapshot:
+        return cls(
+            public_state=record.get("public_state", {}),
+            private_state=record.get("private_state", {}),
+            beliefs_about_others=record.get("beliefs_about_others", {}),
+            summary=str(record.get("summary", "")),
+        )
+
+
+def read_v2(path: str | Path) -> tuple[dict[int, IntentQuery], dict[str, SceneSnapshot]]:
+    """The queries (by id) and scenes (by name) of an implicit-intent v2 file."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    queries = {int(q["id"]): IntentQuery.from_record(q) for q in data["queries"]}
+    scenes = {name: SceneSnapshot.from_record(s) for name, s in data["scenes"].items()}
+    return queries, scenes
+
+
+# -- text matching ------------------------------------------------------------------------------------
+
+_STOP_WORDS = """a an the and or of to in on at for with by from is are was be been being it its this that
+    these
+    those he she him her his hers they them their i you me my your we our up down out over into about as
+    so some any all very just now right today tonight tomorrow morning afternoon evening small big new
+    one two few more most quite really still also than then there here who what where when why how town
+    """
+_STOP = frozenset(_STOP_WORDS.split())
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _stem(word: str) -> str:
+    """A crude suffix stripper: enough to match "serving" with "serve", "drafts" with "drafting"."""
+    for suffix in ("ations", "ation", "ising", "izing", "ness", "ing", "ies", "ied", "ed", "es", "ly", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace("'", "").replace("\u2019", ""))
+
+
+def content_stems(text: str) -> set[str]:
+    """Stems of the non-stopword words of ``text`` (underscores split: ``do_not_disturb``)."""
+    return {_stem(w) for w in _words(text.replace("_", " ")) if w not in _STOP and len(w) > 2}
+
+
+def _norm(text: str) -> str:
+    return " ".join(_words(text))
+
+
+def _has_phrase(answer_norm: str, phrase: str) -> bool:
+    needle = _norm(phrase)
+    return bool(needle) and re.search(rf"\b{re.escape(needle)}", answer_norm) is not None
+
+
+# Surface forms of state values. A gold value matches when any of its phrases occurs in the answer (after
+# lower-casing and dropping apostrophes), or, for values not listed, when all its content stems occur.
+_AVAILABLE = ("available", "free", "open to", "not busy", "has time", "can chat", "approachable", "open for")
+_BUSY = (
+    "busy",
+    "occupied",
+    "tied up",
+    "hands full",
+    "swamped",
+    "not available",
+    "unavailable",
+    "preoccupied",
+)
+_NO_DISTURB = (
+    "do not disturb",
+    "dont disturb",
+    "not to be disturbed",
+    "not be disturbed",
+    "undisturbed",
+    "not be interrupted",
+    "not to be interrupted",
+    "uninterrupted",
+    "left alone",
+    "prefers not to be",
+    "avoid disturbing",
+    "avoid interrupting",
+    "not disturb",
+    "not interrupt",
+    "privacy",
+    "solitude",
+    "alone",
+)
+_UNKNOWN = (
+    "unknown",
+    "not sure",
+    "unsure",
+    "doesnt know",
+    "does not know",
+    "no idea",
+    "uncertain",
+    "unclear",
+)
+VALUE_PHRASES: dict[str, tuple[str, ...]] = {
+    "available": _AVAILABLE,
+    "open_to_chat": (*_AVAILABLE, "open to chat", "happy to chat", "chat"),
+    "busy": _BUSY,
+    "engaged": (*_BUSY, "engaged", "in the middle", "focused on", "mentoring", "with the student"),
+    "concentrating": (*_BUSY, "concentrat", "focus", "absorbed", "deep in"),
+    "do_not_disturb": (*_NO_DISTURB, "busy", "focus", "concentrat", "absorbed", "deep in"),
+    "studying_alone": ("studying alone", "alone", "by himself", "on his own", "studying"),
+    "at_garden": ("garden",),
+    "at_cafe": ("cafe",),
+    "at_the_cafe": ("cafe",),
+    "unknown": _UNKNOWN,
+    "cheerful": ("cheerful", "happy", "upbeat", "good mood", "positive", "joyful", "bright", "friendly"),
+    "relaxed": ("relaxed", "calm", "at ease", "laid back", "laid-back", "easygoing", "comfortable"),
+    "calm": ("calm", "relaxed", "at ease", "composed", "peaceful"),
+    "peaceful": ("peaceful", "calm", "serene", "relaxed", "tranquil", "content"),
+    "focused": ("focus", "concentrat", "absorbed", "engrossed", "immersed", "deep in"),
+    "absorbed": ("absorbed", "focus", "concentrat", "engrossed", "immersed", "deep in"),
+    "thoughtful": ("thoughtful", "reflective", "contemplative", "pensive", "focus"),
+    "stressed": ("stress", "pressure", "overwhelm", "tense", "anxious", "frazzled", "strain"),
+    "anxious": ("anxious", "anxiety", "nervous", "stress", "worried", "uneasy", "tense", "jitter"),
+    "patient": ("patient", "patience", "calm", "composed"),
+    "neutral": ("neutral", "okay", "fine", "even"),
+}
+
+
+_NEGATION = re.compile(r"\b(?:not|isnt|arent|wasnt|no|never|nor|without)\s+(?:\w+\s+)?$")
+
+
+def _affirmed(norm: str, phrase: str) -> bool:
+    """The phrase occurs at least once not negated by the word or two before it ("not available")."""
+    needle = _norm(phrase)
+    if not needle:
+        return False
+    return any(not _NEGATION.search(norm[: m.start()]) for m in re.finditer(rf"\b{re.escape(needle)}", norm))
+
+
+def value_surfaced(answer: str, value: str) -> bool:
+    """Whether ``answer`` states the state value ``value`` (lenient, case-insensitive, not negated)."""
+    norm = _norm(answer)
+    phrases = VALUE_PHRASES.get(value.lower())
+    if phrases is not None:
+        return any(_affirmed(norm, p) for p in phrases)
+    stems = content_stems(value)
+    return bool(stems) and stems <= content_stems(answer)
+
+
+_REFUSAL = (
+    "does not provide",
+    "doesnt provide",
+    "no information",
+    "no specific information",
+    "not enough information",
+    "cannot determine",
+    "cant determine",
+    "cannot answer",
+    "cannot provide",
+    "unable to determine",
+    "i dont know",
+    "i do not know",
+    "not mentioned",
+)
+
+
+def is_refusal(answer: str) -> bool:
+    """Whether the answer declines the question for lack of information."""
+    norm = _norm(answer)
+    return any(_has_phrase(norm, p) for p in _REFUSAL)
+
+
+def goal_coverage(answer: str, goal: str) -> float:
+    """Fraction of the goal's content stems that the answer mentions (0 when the goal has none)."""
+    stems = content_stems(goal)
+    return len(stems & content_stems(answer)) / len(stems) if stems else 0.0
+
+
+def location_mentioned(answer: str, location: str) -> bool:
+    """A location matches by its full name or any distinctive word ("the cafe" for "Sunrise Cafe")."""
+    norm = _norm(answer)
+    return _has_phrase(norm, location) or any(_has_phrase(norm, w) for w in content_stems(location))
+
+
+def action_mentioned(answer: str, action: str) -> bool:
+    """An action matches when at least half of its content stems occur in the answer."""
+    stems = content_stems(action)
+    return bool(stems) and 2 * len(stems & content_stems(answer)) >= len(stems)
+
+
+def _band(met: int, total: int) -> float:
+    if total == 0:
+        return 1.0
+    return 1.0 if met == total else (0.5 if met else 0.0)
+
+
+# -- deterministic implicit-intent judge -------------------------------------------------------------
+
+_FIELD_ALIASES = {"mood": "emotional_state"}
+_GOAL_FULL = 0.5  # share of the unspoken goal's content words for full credit on that requirement
+_GOAL_PART = 0.25
+
+
+@dataclass(frozen=True)
+class _Check:
+    name: str
+    met: float  # 1 met, 0.5 partly met, 0 not met
+    note: str
+    echoed: bool = False  # the matched value also appears in the query text itself
+
+
+class ImplicitIntentJudge:
+    """Scores an answer from the gold fields of an implicit-intent v2 query and its scene snapshot.
+
+    Literal: each checkable ``literal_requires`` path (agent_location, agent_action, agent_plan,
+    nearby_agents, location_state, all_agents_action, all_agents_location) is met when the answer states
+    the public fact leniently. Implicit: each ``implicit_requires`` field (availability, emotional_state /
+    mood, unspoken_goal, beliefs_about_others.<target>.<field>) is met when the answer surfaces the private
+    value (synonyms for states, content words for goals). Requirements the snapshot cannot check
+    (current_time, relationships, agent_history, secrets) are skipped. Each score is 1 when every checkable
+    requirement is met, 0.5 when some are, 0 when none are. Group queries (no subject) are met when the
+    fact holds for any agent the query concerns.
+    """
+
+    name = "deterministic"
+
+    def judge(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> JudgeResult:
+        if not answer or not answer.strip():
+            return JudgeFailure("empty_answer")
+        try:
+            return self._judge(query, scene, answer)
+        except Exception as exc:  # noqa: BLE001 - a crashing judge is a counted failure, never a score
+            return JudgeFailure("judge_error", f"{type(exc).__name__}: {exc}")
+
+    # -- scoring --
+
+    def _judge(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> JudgeScore:
+        agents = self._agents(query, scene)
+        literal = [c for r in query.literal_requires if (c := self._literal(r, agents, scene, answer))]
+        implicit = [
+            c for r in query.implicit_requires if (c := self._implicit(r, query, agents, scene, answer))
+        ]
+        literal_score = _band_checks(literal)
+        implicit_score = _band_checks(implicit)
+        # The surface question is also answered when the answer grounds itself in the state of the agents
+        # asked about (any public or private value, or the believer's belief), even if it skips the exact
+        # public path the gold lists: the paper's judge scores "answers the question", not "repeats it".
+        grounded = self._grounded(query, agents, scene, answer)
+        if literal_score < 1.0 and grounded:
+            literal_score = 1.0
+        refusal = is_refusal(answer)
+        if refusal:  # "no information / cannot determine": the question is declined, whatever else is said
+            grounded = self._grounded(query, agents, scene, answer, skip_echo=True)
+            literal_score = min(literal_score, 0.5) if grounded else 0.0
+            # A declining answer that only echoes the question's own words ("open to chat") surfaces
+            # nothing; one that still volunteers state keeps at most half credit.
+            volunteered = any(c.met and not c.echoed for c in implicit)
+            implicit_score = min(implicit_score, 0.5) if volunteered else 0.0
+        notes = "; ".join(f"{c.name}={c.met:g} ({c.note})" for c in (*literal, *implicit))
+        notes += f"; grounded={grounded}; refusal={refusal}"
+        return JudgeScore(literal_score, implicit_score, notes)
+
+    def _grounded(
+        self,
+        query: IntentQuery,
+        agents: list[str],
+        scene: SceneSnapshot,
+        answer: str,
+        skip_echo: bool = False,
+    ) -> bool:
+        """Whether the answer states some state of the agents asked about (with ``skip_echo``, values the
+        query itself already names do not count)."""
+        about = [*agents, *([query.target] if query.target else [])]
+        values: list[str] = []
+        for a in about:
+            values += [v for k, v in scene.private_state.get(a, {}).items() if k != "unspoken_goal"]
+        if query.target and query.agent_subject:
+            values += list(
+                scene.beliefs_about_others.get(query.agent_subject, {}).get(query.target, {}).values()
+            )
+        if skip_echo:
+            values = [v for v in values if not value_surfaced(query.query, v)]
+        if any(value_surfaced(answer, v) for v in values if v and v != "unknown"):
+            return True
+        return any(
+            action_mentioned(answer, scene.public_state.get(a, {}).get("action", ""))
+            or goal_coverage(answer, scene.private_state.get(a, {}).get("unspoken_goal", "")) >= _GOAL_FULL
+            for a in about
+        )
+
+    def _agents(self, query: IntentQuery, scene: SceneSnapshot) -> list[str]:
+        """The agents a query is about: its subject, else those at a location the query names, else all."""
+        if query.agent_subject:
+            return [query.agent_subject]
+        names = [a for a in scene.public_state if _has_phrase(_norm(query.query), a)]
+        if names:
+            return names
+        at = [
+            a
+            for a, pub in scene.public_state.items()
+            if any(_has_phrase(_norm(query.query), w) for w in content_stems(pub.get("location", "")))
+        ]
+        if at:
+            return at
+        here = [a for a, pub in scene.public_state.items() if pub.get("location", "") in scene.summary[:40]]
+        return here or list(scene.public_state)
+
+    def _literal(self, req: str, agents: list[str], scene: SceneSnapshot, answer: str) -> _Check | None:
+        pub = [scene.public_state.get(a, {}) for a in agents]
+        if req in ("agent_location", "all_agents_location"):
+            hits = [location_mentioned(answer, p.get("location", "")) for p in pub]
+        elif req in ("agent_action", "agent_plan", "all_agents_action"):
+            hits = [action_mentioned(answer, p.get("action", "")) for p in pub]
+        elif req in ("nearby_agents", "location_state"):
+            hits = [_has_phrase(_norm(answer), a) for a in agents]
+        else:
+            return None  # current_time, relationships, agent_history: not in the snapshot
+        if req.startswith("all_agents") or req in ("nearby_agents", "location_state"):
+            met = 1.0 if 2 * sum(hits) >= len(hits) else (0.5 if any(hits) else 0.0)
+        else:
+            met = 1.0 if any(hits) else 0.0
+        return _Check(req, met, f"{sum(hits)}/{len(hits)} agents")
+
+    def _implicit(
+        self, req: str, query: IntentQuery, agents: list[str], scene: SceneSnapshot, answer: str
+    ) -> _Check | None:
+        if req.startswith("beliefs_about_others."):
+            return self._belief(req, query, scene, answer)
+        fld = _FIELD_ALIASES.get(req, req)
+        values = [scene.private_state.get(a, {}).get(fld) for a in agents]
+        present = [v for v in values if v]
+        if not present:
+            return None  # e.g. "secrets": no gold value to check
+        if fld == "unspoken_goal":
+            best = max(goal_coverage(answer, v) for v in present)
+            met = 1.0 if best >= _GOAL_FULL else (0.5 if best >= _GOAL_PART else 0.0)
+            return _Check(req, met, f"goal words {best:.2f}")
+        hit = next((v for v in present if value_surfaced(answer, v)), None)
+        echoed = hit is not None and value_surfaced(query.query, hit)
+        return _Check(req, 1.0 if hit else 0.0, f"{hit or 'none of ' + '/'.join(present)}", echoed)
+
+    def _belief(self, req: str, query: IntentQuery, scene: SceneSnapshot, answer: str) -> _Check | None:
+        _, target, fld = req.split(".", 2)
+        believer = query.agent_subject or ""
+        belief = scene.beliefs_about_others.get(believer, {}).get(target, {}).get(fld)
+        if not belief:
+            return None
+        truth = scene.private_state.get(target, {}).get(fld, "")
+        states_belief = value_surfaced(answer, belief)
+        echoed = value_surfaced(query.query, belief)
+        # The second-order rule: the belief is the answer. Reporting the target's truth where it differs
+        # from the belief, without the belief, earns nothing; both together earn half (hedged).
+        states_truth = bool(truth) and truth != belief and value_surfaced(answer, truth)
+        if states_belief and not states_truth:
+            return _Check(req, 1.0, f"belief {belief}", echoed)
+        if states_belief:
+            return _Check(req, 0.5, f"belief {belief} and truth {truth}", echoed)
+        return _Check(
+            req, 0.0, f"belief {belief} missing" + (f", truth {truth} stated" if states_truth else "")
+        )
+
+
+def _band_checks(checks: Sequence[_Check]) -> float:
+    if not checks:
+        return 1.0
+    total = sum(c.met for c in checks)
+    return 1.0 if total == len(checks) else (0.5 if total > 0 else 0.0)
+
+
+# -- LLM implicit-intent judge ------------------------------------------------------------------------
+
+
+class ImplicitVerdict(BaseModel):
+    """The JSON the LLM judge must return (paper's protocol)."""
+
+    literal_score: float = Field(ge=0.0, le=1.0)
+    implicit_score: float = Field(ge=0.0, le=1.0)
+    rationale: str
+
+
+JUDGE_SYSTEM = (
+    "You are an impartial judge of a situated assistant's answers in a small town simulation. "
+    "Score the response on two dimensions in [0, 1]: literal_score (does it correctly answer the surface "
+    "question, using the public state?) and implicit_score (does it surface the user's implicit need, "
+    "using the private state?). For second-order questions (what X thinks about Y) the correct implicit "
+    "answer is X's recorded belief about Y, not Y's ground truth. "
+    'Reply with JSON only: {"literal_score": <0-1>, "implicit_score": <0-1>, "rationale": "<one sentence>"}'
+)
+
+
+def judge_messages(query: IntentQuery, scene: SceneSnapshot, answer: str) -> list[dict[str, str]]:
+    """The judge prompt: the query, its implicit need, the ground truth, and the answer."""
+    truth: dict[str, Any] = {
+        "public_state": scene.public_state,
+        "private_state": scene.private_state,
+        "beliefs_about_others": scene.beliefs_about_others,
+    }
+    user = (
+        f"Query: {query.query}\n"
+        f"Subcategory: {query.subcategory}\n"
+        f"Implicit need: {query.implicit_need}\n"
+        f"Ground-truth state: {json.dumps(truth, sort_keys=True)}\n"
+        f"Response: {answer}"
+    )
+    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
+
+
+class LLMImplicitJudge:
+    """The paper's LLM judge through the gateway; a model error is a counted failure, never a score."""
+
+    name = "llm"
+
+    def __init__(self, gateway: LLMGateway, *, actor: str = "judge") -> None:
+        self.gateway = gateway
+        self.actor = actor
+
+    def judge(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> JudgeResult:
+        from actors.llm import LLMError, Stage
+
+        if not answer or not answer.strip():
+            return JudgeFailure("empty_answer")
+        try:
+            result = self.gateway.structured(
+                Stage.JUDGE, judge_messages(query, scene, answer), ImplicitVerdict, actor=self.actor
+            )
+        except LLMError as err:
+            return JudgeFailure(f"llm_{err.reason}", err.detail)
+        v = result.value
+        return JudgeScore(v.literal_score, v.implicit_score, v.rationale)
+
+
+# -- factual claim judge ------------------------------------------------------------------------------
+
+ClaimLabel = Literal["CORRECT", "CONTRADICTED", "UNVERIFIABLE"]
+_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b|\b(\d{1,2}):(\d{2})\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _times(text: str) -> set[int]:
+    """Times of day in ``text`` as minutes after midnight ("10:15 AM", "2 pm", "14:30")."""
+    found: set[int] = set()
+    for m in _TIME.finditer(text):
+        if m.group(3):
+            hour, minute = int(m.group(1)) % 12, int(m.group(2) or 0)
+            hour += 12 if m.group(3).lower() == "p" else 0
+        else:
+            hour, minute = int(m.group(4)), int(m.group(5))
+        found.add(hour * 60 + minute)
+    return found
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    label: ClaimLabel
+    facts: tuple[str, ...]  # the gold facts it matched or contradicted
+
+
+@dataclass(frozen=True)
+class FactualScore:
+    """Claim-level verdict. ``precision`` and ``strict_precision`` are None with no verifiable claim."""
+
+    claims: tuple[Claim, ...]
+    correct: int
+    contradicted: int
+    unverifiable: int
+    precision: float | None
+    completeness: float
+    fa: float
+
+    @property
+    def strict_precision(self) -> float | None:
+        """A9: correct / (correct + contradicted), no completeness term; None (excluded) if unverifiable."""
+        return self.precision
+
+    @property
+    def hallucinated(self) -> bool:
+        return self.contradicted > 0
+
+    @property
+    def perfect(self) -> bool:
+        return self.contradicted == 0 and self.correct > 0
+
+
+class FactualClaimJudge:
+    """Deterministic claim judge against gold facts (fact name -> value).
+
+    The answer is split into claims (sentences). A claim is CORRECT when it states a gold value (times
+    compared as clock times, other values by their content words) and states no conflicting value;
+    CONTRADICTED when it states a time that differs from every gold time, or names one of the
+    ``known_values`` (e.g. the town's location names) that is not a gold value of that fact kind; else
+    UNVERIFIABLE. Completeness C is 1 when every gold fact is stated somewhere, 0.5 when some are, 0 when
+    none. P = correct / (correct + contradicted); FA = 0.7 P + 0.3 C, with P counted as 0 when no claim is
+    verifiable (strict precision then excludes the cell, as in A9).
+    """
+
+    name = "factual"
+
+    def __init__(self, known_values: Iterable[str] = ()) -> None:
+        self.known_values = tuple(known_values)
+
+    def judge(self, gold: Mapping[str, str], answer: str) -> FactualScore | JudgeFailure:
+        if not answer or not answer.strip():
+            return JudgeFailure("empty_answer")
+        try:
+            return self._judge(gold, answer)
+        except Exception as exc:  # noqa: BLE001 - a crashing judge is a counted failure, never a score
+            return JudgeFailure("judge_error", f"{type(exc).__name__}: {exc}")
+
+    def _judge(self, gold: Mapping[str, str], answer: str) -> FactualScore:
+        claims = tuple(self.classify(gold, s) for s in _SENTENCE.split(answer) if s.strip())
+        counts = Counter(c.label for c in claims)
+        correct, contradicted = counts["CORRECT"], counts["CONTRADICTED"]
+        stated = sum(1 for name in gold if any(name in c.facts and c.label == "CORRECT" for c in claims))
+        completeness = _band(stated, len(gold)) if gold else 0.0
+        precision = correct / (correct + contradicted) if correct + contradicted else None
+        fa = 0.7 * (precision or 0.0) + 0.3 * completeness
+        return FactualScore(
+            claims, correct, contradicted, counts["UNVERIFIABLE"], precision, completeness, round(fa, 6)
+        )
+
+    def classify(self, gold: Mapping[str, str], claim: str) -> Claim:
+        gold_times = {name: _times(v) for name, v in gold.items() if _times(v)}
+        supported: list[str] = []
+        conflicts: list[str] = []
+        said_times = _times(claim)
+        for name, value in gold.items():
+            if name in gold_times:
+                if said_times & gold_times[name]:
+                    supported.append(name)
+            elif value_stated(claim, value):
+                supported.append(name)
+        all_gold_times = set().union(*gold_times.values()) if gold_times else set()
+        if gold_times and said_times - all_gold_times:
+            conflicts.extend(gold_times)
+        gold_values = {_norm(v) for v in gold.values()}
+        for known in self.known_values:
+            if _norm(known) not in gold_values and _has_phrase(_norm(claim), known):
+                conflicts.append(known)
+        if conflicts:
+            return Claim(claim.strip(), "CONTRADICTED", tuple(conflicts))
+        if supported:
+            return Claim(claim.strip(), "CORRECT", tuple(supported))
+        return Claim(claim.strip(), "UNVERIFIABLE", ())
+
+
+def value_stated(text: str, value: str) -> bool:
+    """A gold value is stated when its full phrase or all its content words occur in ``text``."""
+    stems = content_stems(value)
+    return _has_phrase(_norm(text), value) or (bool(stems) and stems <= content_stems(text))
+
+
+# -- agreement with the paper's judge ----------------------------------------------------------------
+
+LABELS = (0.0, 0.5, 1.0)
+
+
+def band(score: float) -> float:
+    """The paper's judge scores in steps of 0.2; map to {0, 0.5, 1}: <0.3 -> 0, >0.7 -> 1, else 0.5."""
+    return 0.0 if score < 0.3 else (1.0 if score > 0.7 else 0.5)
+
+
+def cohen_kappa(pairs: Sequence[tuple[Any, Any]]) -> float:
+    """Cohen's kappa of paired labels (1.0 when both raters use a single identical label)."""
+    n = len(pairs)
+    if n == 0:
+        return float("nan")
+    observed = sum(1 for a, b in pairs if a == b) / n
+    left, right = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    expected = sum(left[k] * right[k] for k in left) / (n * n)
+    return 1.0 if expected == 1.0 else (observed - expected) / (1.0 - expected)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement of two raters on one dimension (ours vs the paper's, paper banded to {0, .5, 1})."""
+
+    n: int
+    exact: float
+    binary: float  # both >= 0.5 or both < 0.5
+    kappa: float
+    binary_kappa: float
+    confusion: dict[tuple[float, float], int]  # (paper band, ours) -> count
+
+    @classmethod
+    def of(cls, pairs: Sequence[tuple[float, float]]) -> Agreement:
+        banded = [(band(p), o) for p, o in pairs]
+        binar = [(p >= 0.5, o >= 0.5) for p, o in banded]
+        n = len(pairs)
+        return cls(
+            n=n,
+            exact=sum(p == o for p, o in banded) / n if n else float("nan"),
+            binary=sum(p == o for p, o in binar) / n if n else float("nan"),
+            kappa=cohen_kappa(banded),
+            binary_kappa=cohen_kappa(binar),
+            confusion={(p, o): sum(1 for x in banded if x == (p, o)) for p in LABELS for o in LABELS},
+        )
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    cells: int
+    failures: int
+    implicit: Agreement
+    literal: Agreement
+    by_subcategory: dict[str, tuple[Agreement, Agreement]]  # subcategory -> (implicit, literal)
+
+    def format(self) -> str:
+        lines = [f"cells {self.cells}, judge failures {self.failures}"]
+        rows = [("all", self.implicit, self.literal)]
+        rows += [(s, i, lit) for s, (i, lit) in sorted(self.by_subcategory.items())]
+        lines.append("| slice | n | implicit exact | bin | kappa | bin kappa | literal exact | bin | kappa |")
+        lines.append("|---|---|---|---|---|---|---|---|---|")
+        for name, i, lit in rows:
+            lines.append(
+                f"| {name} | {i.n} | {i.exact:.3f} | {i.binary:.3f} | {i.kappa:.3f} | {i.binary_kappa:.3f} "
+                f"| {lit.exact:.3f} | {lit.binary:.3f} | {lit.kappa:.3f} |"
+            )
+        for title, agr in (("implicit", self.implicit), ("literal", self.literal)):
+            lines.append(f"{title} confusion (rows paper band, cols ours 0/0.5/1):")
+            for p in LABELS:
+                lines.append(f"  {p:g}: " + " ".join(f"{agr.confusion[(p, o)]:4d}" for o in LABELS))
+        return "\n".join(lines)
+
+
+def iter_cells(results: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    """Every per-cell record of an rq_intent_v2 multiseed file (seed -> condition -> cells)."""
+    for conditions in results["per_seed"].values():
+        for cells in conditions.values():
+            yield from cells
+
+
+def judge_agreement(
+    results_path: str | Path,
+    queries_path: str | Path,
+    judge: Callable[[IntentQuery, SceneSnapshot, str], JudgeResult] | None = None,
+) -> AgreementReport:
+    """Run a judge (default: the deterministic one) on every real answer of the paper's implicit-intent v2
+    cells and compare with the paper's judge scores. Failed cells are counted and left out of the pairs."""
+    queries, scenes = read_v2(queries_path)
+    run = judge or ImplicitIntentJudge().judge
+    results = json.loads(Path(results_path).read_text(encoding="utf-8"))
+    pairs: list[tuple[str, float, float, float, float]] = []
+    failures = cells = 0
+    for cell in iter_cells(results):
+        cells += 1
+        query = queries[int(cell["query_id"])]
+        verdict = run(query, scenes[query.scene], str(cell.get("answer") or ""))
+        if isinstance(verdict, JudgeFailure):
+            failures += 1
+            continue
+        pairs.append(
+            (
+                query.subcategory,
+                float(cell["implicit_score"]),
+                verdict.implicit_score,
+                float(cell["literal_score"]),
+                verdict.literal_score,
+            )
+        )
+    by_sub: dict[str, tuple[Agreement, Agreement]] = {}
+    for sub in sorted({p[0] for p in pairs}):
+        mine = [p for p in pairs if p[0] == sub]
+        by_sub[sub] = (Agreement.of([(p[1], p[2]) for p in mine]), Agreement.of([(p[3], p[4]) for p in mine]))
+    return AgreementReport(
+        cells=cells,
+        failures=failures,
+        implicit=Agreement.of([(p[1], p[2]) for p in pairs]),
+        literal=Agreement.of([(p[3], p[4]) for p in pairs]),
+        by_subcategory=by_sub,
+    )
