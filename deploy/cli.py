@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from deploy import ask_command, commands, town_commands
+from deploy import ask_command, bench_commands, commands, town_commands
 
 T = TypeVar("T", int, float)
 
@@ -279,6 +279,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("--json", action="store_true")
     ask.set_defaults(func=ask_command.ask)
+
+    bench = sub.add_parser("bench", help="run a benchmark suite (see `auratown bench aura -h`)")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    aura = bench_sub.add_parser(
+        "aura",
+        help="run an AURA suite: every condition x seed x query, judged, appended to a run directory",
+        description="Cells run in parallel threads, are appended to RUN/cells.jsonl as they finish, and "
+        "a rerun on the same --out resumes (finished cells are not recomputed). Offline by default.",
+    )
+    aura.add_argument(
+        "--suite", default="implicit-v2", choices=("factual", "privacy", "implicit-v1", "implicit-v2")
+    )
+    aura.add_argument("--conditions", default=None, help="comma-separated (default: every condition)")
+    aura.add_argument("--seeds", default="42,123,456", help="comma-separated (default: %(default)s)")
+    aura.add_argument("--workers", type=_positive_int, default=2, help="cells at once (default: %(default)s)")
+    aura.add_argument("--data", default=None, help="the AURA release's data directory (default: ours)")
+    aura.add_argument("--model", default=None, help="a litellm model for the pipeline (default: offline)")
+    aura.add_argument("--judge-model", default=None, help="a litellm model for the judge (default: rules)")
+    aura.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL")
+    aura.add_argument("--cache-dir", type=Path, default=None, help="cache model answers here")
+    aura.add_argument("--max-steps", type=_non_negative_int, default=3, help="explore_max_steps (default 3)")
+    aura.add_argument("--out", default=None, help="run directory (default: runs/SUITE-TIMESTAMP)")
+    aura.add_argument("--quiet", action="store_true", help="no progress line")
+    aura.set_defaults(func=bench_commands.bench)
+    rep = sub.add_parser("report", help="write RUN_DIR/report.md (markdown tables) and print it")
+    rep.add_argument("run_dir", type=Path)
+    rep.set_defaults(func=bench_commands.report)
 
     schema = sub.add_parser("schema", help="write the JSON Schema of the envelope and every message")
     schema.add_argument("--out", required=True, metavar="DIR", help="directory to write *.json into")

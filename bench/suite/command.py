@@ -1,0 +1,105 @@
+"""``auratown bench aura`` and ``auratown report``: run a suite into a run directory, report it."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.suite.datasets import SuiteError, load_suite
+from bench.suite.implicit import cell_runner
+from bench.suite.report import write_report
+from bench.suite.runs import Progress, RunDir, RunDirError, git_commit, plan_cells, run_cells
+from messages.aura import CONDITIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+IMPLICIT_SUITES = ("implicit-v1", "implicit-v2")
+
+
+class BenchUsageError(ValueError):
+    """A bad benchmark request, explained in one line."""
+
+
+def _conditions(text: str | None) -> list[str]:
+    if not text:
+        return list(CONDITIONS)
+    chosen = [c.strip() for c in text.split(",") if c.strip()]
+    unknown = [c for c in chosen if c not in CONDITIONS]
+    if unknown:
+        raise BenchUsageError(
+            f"unknown condition(s) {', '.join(unknown)}: choose from {', '.join(CONDITIONS)}"
+        )
+    return chosen
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise BenchUsageError(f"--seeds takes comma-separated whole numbers, not {text!r}") from None
+    if not seeds:
+        raise BenchUsageError("--seeds needs at least one seed")
+    return seeds
+
+
+def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
+    """Run (or resume) the suite; returns the run directory and its report."""
+    if args.suite not in IMPLICIT_SUITES:
+        raise BenchUsageError(
+            f"suite {args.suite!r} is not runnable yet: the implicit-intent suites are "
+            f"({', '.join(IMPLICIT_SUITES)}); factual and privacy have loaders and judges but no runner"
+        )
+    try:
+        suite = load_suite(args.suite, args.data)
+    except SuiteError as exc:
+        raise BenchUsageError(str(exc)) from None
+    conditions = _conditions(args.conditions)
+    seeds = _seeds(args.seeds)
+    out = Path(args.out) if args.out else Path("runs") / f"{args.suite}-{time.strftime('%Y%m%d-%H%M%S')}"
+    config: dict[str, Any] = {
+        "suite": args.suite,
+        "data": str(suite.source),
+        "bundled": suite.bundled,
+        "conditions": conditions,
+        "seeds": seeds,
+        "model": args.model,
+        "judge_model": args.judge_model,
+        "explore_max_steps": args.max_steps,
+    }
+    manifest = {
+        "config": config,
+        "git_commit": git_commit(ROOT),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "python": platform.python_version(),
+        "note": "offline backends are deterministic: every seed repeats the same answers"
+        if not args.model
+        else "seeds vary only what the model samples; the response cache makes reruns identical",
+    }
+    run = RunDir(out)
+    try:
+        run.create(manifest)
+    except RunDirError as exc:
+        raise BenchUsageError(str(exc)) from None
+    from actors.aura import make_backend_factory
+
+    factory = make_backend_factory(args.model, api_base=args.api_base, cache_dir=args.cache_dir)
+    judge = None
+    if args.judge_model:
+        from actors.llm import DiskCache, GatewayConfig, LLMGateway
+        from bench.suite.judges import LLMImplicitJudge
+
+        cache = DiskCache(args.cache_dir) if args.cache_dir else None
+        gateway = LLMGateway(GatewayConfig(model=args.judge_model, api_base=args.api_base), cache=cache)
+        judge = LLMImplicitJudge(gateway).judge
+    execute = cell_runner(suite, lambda: factory(None), judge=judge, explore_max_steps=args.max_steps)
+    ids = [str(q.id) for q in suite.implicit()]
+    cells = plan_cells(args.suite, conditions, seeds, ids)
+    progress = Progress(len(cells)) if not args.quiet else None
+    started = time.perf_counter()
+    ran, skipped = run_cells(run, cells, execute, workers=args.workers, progress=progress)
+    elapsed = time.perf_counter() - started
+    report = write_report(out)
+    summary = f"{ran} cells run, {skipped} resumed, in {elapsed:.1f}s; report: {out / 'report.md'}"
+    return out, report + "\n\n" + summary

@@ -1,0 +1,129 @@
+"""Markdown tables of a run directory: per condition, by scene and subcategory, paired tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.suite.metrics import CellRecord, paired_comparison, summarize_all, to_cell
+from bench.suite.runs import RunDir
+from bench.suite.stats import mean
+from messages.aura import CONDITIONS
+
+
+def _order(condition: str) -> tuple[int, str]:
+    """The paper's order of conditions (unknown ones last, by name)."""
+    return (CONDITIONS.index(condition) if condition in CONDITIONS else len(CONDITIONS), condition)
+
+
+def latest_cells(run: RunDir) -> list[dict[str, Any]]:
+    """The last record of every cell (a resumed run may have retried a failed one)."""
+    latest: dict[str, dict[str, Any]] = {}
+    for record in run.cells():
+        latest[str(record["cell"])] = record
+    return list(latest.values())
+
+
+def as_metrics_cell(record: Mapping[str, Any]) -> CellRecord:
+    usage = record.get("usage") or {}
+    return to_cell(
+        {
+            **record,
+            "fallbacks": len(record.get("fallbacks") or ()),
+            "tokens": int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)),
+        }
+    )
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def condition_table(records: Sequence[Mapping[str, Any]]) -> str:
+    ok = [r for r in records if r.get("ok")]
+    summaries = summarize_all(as_metrics_cell(r) for r in ok)
+    failures: dict[str, int] = {}
+    for r in ok:
+        if r.get("judge_failure"):
+            failures[str(r["condition"])] = failures.get(str(r["condition"]), 0) + 1
+    lines = [
+        "| condition | cells | literal | implicit | probes/q | violation % | disclosure | latency ms "
+        "(median / mean) | fallbacks | judge failures |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for cond, s in sorted(summaries.items(), key=lambda kv: _order(kv[0])):
+        lines.append(
+            f"| {cond} | {s.n_cells} | {_f(s.mean_scores.get('literal_score'))} | "
+            f"{_f(s.mean_scores.get('implicit_score'))} | {s.probes_per_query:.2f} | {s.violation_pct:.1f} | "
+            f"{s.disclosure:.2f} | {s.latency_median * 1000:.2f} / {s.latency_mean * 1000:.2f} | "
+            f"{s.fallbacks} | {failures.get(cond, 0)} |"
+        )
+    return "\n".join(lines)
+
+
+def breakdown_table(records: Sequence[Mapping[str, Any]], key: str, score: str = "implicit_score") -> str:
+    """Mean ``score`` per condition (rows) and ``key`` value (columns: scene or subcategory)."""
+    ok = [r for r in records if r.get("ok") and score in (r.get("scores") or {})]
+    columns = sorted({str(r.get(key, "")) for r in ok})
+    conditions = sorted({str(r["condition"]) for r in ok}, key=_order)
+    lines = [
+        f"| condition | overall | {' | '.join(columns)} |",
+        "| --- | ---: |" + " ---: |" * len(columns),
+    ]
+    for cond in conditions:
+        mine = [r for r in ok if r["condition"] == cond]
+        cells = [_f(mean([r["scores"][score] for r in mine]))]
+        for col in columns:
+            vals = [r["scores"][score] for r in mine if str(r.get(key, "")) == col]
+            cells.append(_f(mean(vals)) if vals else "-")
+        lines.append(f"| {cond} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
+def paired_table(records: Sequence[Mapping[str, Any]], pairs: Iterable[tuple[str, str]]) -> str:
+    cells = [as_metrics_cell(r) for r in records if r.get("ok") and r.get("scores")]
+    present = {c.condition for c in cells}
+    lines = [
+        "| a vs b (implicit, query level) | n | mean a | mean b | diff | t p | Wilcoxon p "
+        "| 95% CI (cluster bootstrap) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for a, b in pairs:
+        if a not in present or b not in present:
+            continue
+        c = paired_comparison(cells, a, b, score="implicit_score", level="query")
+        lines.append(
+            f"| {a} vs {b} | {c.n} | {c.mean_a:.3f} | {c.mean_b:.3f} | {c.mean_diff:+.3f} | "
+            f"{c.t_test.p:.4f} | {c.wilcoxon.p:.4f} | [{c.bootstrap.low:+.3f}, {c.bootstrap.high:+.3f}] |"
+        )
+    return "\n".join(lines)
+
+
+PAIRS = (("aura_intent", "react"), ("aura_intent", "literal"), ("aura_intent", "plan_and_solve"))
+
+
+def write_report(run_dir: Path) -> str:
+    """``report.md`` of an implicit-intent run; returns its text."""
+    run = RunDir(run_dir)
+    if not run.manifest_path.exists():
+        raise FileNotFoundError(f"{run_dir} is not a run directory (no {run.manifest_path.name})")
+    manifest = json.loads(run.manifest_path.read_text())
+    records = latest_cells(run)
+    failed = sum(not r.get("ok") for r in records)
+    config = manifest.get("config", {})
+    text = "\n\n".join(
+        [
+            f"# {config.get('suite')} ({len(records)} cells, {failed} failed)",
+            f"Backend: {config.get('model') or 'offline'}; "
+            f"judge: {config.get('judge_model') or 'deterministic'}; "
+            f"seeds {config.get('seeds')}; git {manifest.get('git_commit')}",
+            "## Per condition\n\n" + condition_table(records),
+            "## Implicit score by scene\n\n" + breakdown_table(records, "scene"),
+            "## Implicit score by subcategory\n\n" + breakdown_table(records, "subcategory"),
+            "## Paired tests\n\n" + paired_table(records, PAIRS),
+        ]
+    )
+    (run_dir / "report.md").write_text(text + "\n")
+    return text

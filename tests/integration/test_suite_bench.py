@@ -1,0 +1,74 @@
+"""``auratown bench aura`` and ``auratown report`` end to end, offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import ROOT, auratown
+
+DATA = ROOT.parent / "shared" / "data" / "aura"
+
+
+def test_a_bundled_suite_runs_offline_reports_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = (
+        "bench",
+        "aura",
+        "--suite",
+        "implicit-v2",
+        "--seeds",
+        "42,123",
+        "--conditions",
+        "literal,react,aura_intent,oracle_intent",
+        "--out",
+        str(out),
+        "--quiet",
+    )
+    first = auratown(*args)
+    assert first.returncode == 0, first.stderr
+    cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+    queries = {c["query_id"] for c in cells}
+    assert len(cells) == 4 * 2 * len(queries) and all(c["ok"] for c in cells)
+    assert all("implicit_score" in c["scores"] for c in cells)
+    assert "| aura_intent vs react" in first.stdout and "## Implicit score by subcategory" in first.stdout
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["seeds"] == [42, 123] and manifest["git_commit"]
+    again = auratown(*args)
+    assert again.returncode == 0, again.stderr
+    assert f"0 cells run, {len(cells)} resumed" in again.stdout
+    assert len((out / "cells.jsonl").read_text().splitlines()) == len(cells)  # nothing recomputed
+    report = auratown("report", str(out))
+    assert report.returncode == 0 and (out / "report.md").read_text().strip() == report.stdout.strip()
+
+
+def test_the_release_suites_run_from_their_directory(tmp_path: Path) -> None:
+    for suite, n in (("implicit-v1", 25), ("implicit-v2", 50)):
+        out = tmp_path / suite
+        result = auratown(
+            "bench",
+            "aura",
+            "--suite",
+            suite,
+            "--data",
+            str(DATA),
+            "--seeds",
+            "42",
+            "--conditions",
+            "aura_intent",
+            "--out",
+            str(out),
+            "--quiet",
+        )
+        assert result.returncode == 0, result.stderr
+        assert len((out / "cells.jsonl").read_text().splitlines()) == n
+
+
+def test_bad_requests_are_one_line_errors(tmp_path: Path) -> None:
+    bad = auratown("bench", "aura", "--conditions", "magic", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "unknown condition(s) magic" in bad.stderr
+    factual = auratown("bench", "aura", "--suite", "factual", "--out", str(tmp_path / "y"))
+    assert factual.returncode == 2 and "not runnable yet" in factual.stderr
+    missing = auratown("report", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and "is not a run directory" in missing.stderr
