@@ -144,12 +144,14 @@ def test_oracle_intent_uses_the_gold_tools(cafe: ProbeScene) -> None:
     assert [s.tool for s in answer.trace][:1] == ["agent.belief_about"]
 
 
-def test_second_order_question_probes_the_belief_and_flags_a_stale_one(cafe: ProbeScene) -> None:
-    # Zhang Hao believes Chen Mei is available; she is do_not_disturb.
-    answer, _ = run(cafe, "Does Zhang Hao think Chen Mei is free to talk?")
-    tools = [s.tool for s in answer.trace]
-    assert tools[:2] == ["agent.belief_about", "agent.private_state"]
-    assert answer.alerts and "believed available" in answer.alerts[0]
+def test_a_second_order_question_is_answered_by_the_belief_not_the_truth(cafe: ProbeScene) -> None:
+    # Zhang Hao believes Chen Mei is available (she is do_not_disturb): the belief is the answer,
+    # and reading her private state would disclose what was never asked (the paper's rule).
+    answer, probes = run(cafe, "Does Zhang Hao think Chen Mei is free to talk?")
+    assert [s.tool for s in answer.trace] == ["agent.belief_about"]
+    assert all(o.tool != "agent.private_state" for o in probes.outcomes)
+    assert "Zhang Hao thinks Chen Mei is available" in answer.text
+    assert "disturb" not in answer.text and not answer.alerts
 
 
 def test_fixed_probe_calls_every_tool_it_can_fill(cafe: ProbeScene) -> None:

@@ -162,7 +162,11 @@ def compose_answer(request: AnswerRequest) -> str:
         missing = [s.error for s in trace if "belief" in s.tool and s.status == "not_found" and s.error]
         if missing:
             parts.append(missing[0].rstrip(".") + ".")
-        if believed and not request.alert:
+        target = frame.target if frame else None
+        if believed and target is not None:
+            held = " and ".join(_words(v) for v in believed.values() if v != "unknown") or "unknown"
+            parts.append(f"{subject} thinks {target} is {held}.")
+        elif believed and not request.alert:
             parts.append(
                 "Believed: "
                 + ", ".join(f"{k.replace('_', ' ')} {_words(v)}" for k, v in believed.items())

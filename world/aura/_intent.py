@@ -45,9 +45,11 @@ _SOCIAL_CUES = (
         r"\b(does|do|did|would)\s+\w+(\s+\w+)?\s+(think|know|believe|realise|realize|expect|suspect|assume)\b"
         r"|\bthinks?\s+(that\s+)?\w+\s+(is|was|will)\b",
         0.85,
-        ("what {subject} believes about {other}", "whether that belief matches how {other} really is"),
-        ("belief", "private"),
-        True,
+        ("what {subject} believes about {other}",),
+        # The believer's belief is the answer, not the target's truth (the paper's second-order
+        # rule): reading the target's private state would disclose what the question never asked.
+        ("belief",),
+        False,
     ),
     _cue(
         "appropriateness",
