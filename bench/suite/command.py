@@ -8,14 +8,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.suite import factual, implicit
 from bench.suite.datasets import SuiteError, load_suite
-from bench.suite.implicit import cell_runner
 from bench.suite.report import write_report
 from bench.suite.runs import Progress, RunDir, RunDirError, git_commit, plan_cells, run_cells
 from messages.aura import CONDITIONS
+from world.aura import Backend
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPLICIT_SUITES = ("implicit-v1", "implicit-v2")
+FACTUAL_SUITES = ("factual", "privacy")
 
 
 class BenchUsageError(ValueError):
@@ -46,10 +48,14 @@ def _seeds(text: str) -> list[int]:
 
 def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
     """Run (or resume) the suite; returns the run directory and its report."""
-    if args.suite not in IMPLICIT_SUITES:
+    if args.suite not in (*FACTUAL_SUITES, *IMPLICIT_SUITES):
         raise BenchUsageError(
-            f"suite {args.suite!r} is not runnable yet: the implicit-intent suites are "
-            f"({', '.join(IMPLICIT_SUITES)}); factual and privacy have loaders and judges but no runner"
+            f"unknown suite {args.suite!r}: choose from {', '.join((*FACTUAL_SUITES, *IMPLICIT_SUITES))}"
+        )
+    if args.suite in FACTUAL_SUITES and args.judge_model:
+        raise BenchUsageError(
+            f"--judge-model is not supported for {args.suite} yet: its cells use the deterministic "
+            "claim judge on gold facts from the paired snapshot"
         )
     try:
         suite = load_suite(args.suite, args.data)
@@ -85,16 +91,24 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
     from actors.aura import make_backend_factory
 
     factory = make_backend_factory(args.model, api_base=args.api_base, cache_dir=args.cache_dir)
-    judge = None
-    if args.judge_model:
-        from actors.llm import DiskCache, GatewayConfig, LLMGateway
-        from bench.suite.judges import LLMImplicitJudge
 
-        cache = DiskCache(args.cache_dir) if args.cache_dir else None
-        gateway = LLMGateway(GatewayConfig(model=args.judge_model, api_base=args.api_base), cache=cache)
-        judge = LLMImplicitJudge(gateway).judge
-    execute = cell_runner(suite, lambda: factory(None), judge=judge, explore_max_steps=args.max_steps)
-    ids = [str(q.id) for q in suite.implicit()]
+    def backends() -> Backend:  # one backend per cell
+        return factory(None)
+
+    if args.suite in FACTUAL_SUITES:
+        execute = factual.cell_runner(suite, backends, explore_max_steps=args.max_steps)
+        ids = [str(q.id) for q in factual.queries(suite)]
+    else:
+        judge = None
+        if args.judge_model:
+            from actors.llm import DiskCache, GatewayConfig, LLMGateway
+            from bench.suite.judges import LLMImplicitJudge
+
+            cache = DiskCache(args.cache_dir) if args.cache_dir else None
+            gateway = LLMGateway(GatewayConfig(model=args.judge_model, api_base=args.api_base), cache=cache)
+            judge = LLMImplicitJudge(gateway).judge
+        execute = implicit.cell_runner(suite, backends, judge=judge, explore_max_steps=args.max_steps)
+        ids = [str(q.id) for q in suite.implicit()]
     cells = plan_cells(args.suite, conditions, seeds, ids)
     progress = Progress(len(cells)) if not args.quiet else None
     started = time.perf_counter()

@@ -7,7 +7,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.suite.latency import latency_table
 from bench.suite.metrics import CellRecord, paired_comparison, summarize_all, to_cell
+from bench.suite.plots import pareto_plots, pareto_table
 from bench.suite.runs import RunDir
 from bench.suite.stats import mean
 from messages.aura import CONDITIONS
@@ -101,11 +103,75 @@ def paired_table(records: Sequence[Mapping[str, Any]], pairs: Iterable[tuple[str
     return "\n".join(lines)
 
 
+def _judged(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
+    ok = [r for r in records if r.get("ok")]
+    failures: dict[str, int] = {}
+    for r in ok:
+        if r.get("judge_failure"):
+            failures[str(r["condition"])] = failures.get(str(r["condition"]), 0) + 1
+    summaries = summarize_all(as_metrics_cell(r) for r in ok)
+    return dict(sorted(summaries.items(), key=lambda kv: _order(kv[0]))), failures
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def factual_table(records: Sequence[Mapping[str, Any]]) -> str:
+    """The shape of the paper's Table 1: FA, strict precision, hallucination %, perfect %, probes per
+    query, forbidden-tool violation %, latency. Unjudged cells (no checkable gold, or a judge that
+    did not answer) carry no score and are counted apart."""
+    summaries, failures = _judged(records)
+    lines = [
+        "| condition | cells | unjudged | FA | strict precision | hallucination % | perfect % | probes/q "
+        "| violation % | latency ms (median / mean) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for cond, s in summaries.items():
+        lines.append(
+            f"| {cond} | {s.n_cells} | {failures.get(cond, 0)} | {_f(s.fa)} | {_f(s.strict_precision)} | "
+            f"{_pct(s.hallucination_pct)} | {_pct(s.perfect_pct)} | {s.probes_per_query:.2f} | "
+            f"{s.violation_pct:.1f} | {s.latency_median * 1000:.2f} / {s.latency_mean * 1000:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def privacy_table(records: Sequence[Mapping[str, Any]]) -> str:
+    """The shape of the paper's Table 12: FA and forbidden-tool violation % on the privacy slice."""
+    summaries, failures = _judged(records)
+    lines = [
+        "| condition | cells | unjudged | FA | forbidden-tool violation % | probes/q | disclosure |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for cond, s in summaries.items():
+        lines.append(
+            f"| {cond} | {s.n_cells} | {failures.get(cond, 0)} | {_f(s.fa)} | {s.violation_pct:.1f} | "
+            f"{s.probes_per_query:.2f} | {s.disclosure:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def category_table(records: Sequence[Mapping[str, Any]]) -> str:
+    """FA per condition (rows) and query category (columns)."""
+    ok = [r for r in records if r.get("ok") and "fa" in (r.get("scores") or {})]
+    columns = sorted({str(r.get("category", "")) for r in ok})
+    conditions = sorted({str(r["condition"]) for r in ok}, key=_order)
+    lines = [f"| condition | overall | {' | '.join(columns)} |", "| --- | ---: |" + " ---: |" * len(columns)]
+    for cond in conditions:
+        mine = [r for r in ok if r["condition"] == cond]
+        cells = [_f(mean([r["scores"]["fa"] for r in mine]))]
+        for col in columns:
+            vals = [r["scores"]["fa"] for r in mine if str(r.get("category", "")) == col]
+            cells.append(_f(mean(vals)) if vals else "-")
+        lines.append(f"| {cond} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
 PAIRS = (("aura_intent", "react"), ("aura_intent", "literal"), ("aura_intent", "plan_and_solve"))
 
 
 def write_report(run_dir: Path) -> str:
-    """``report.md`` of an implicit-intent run; returns its text."""
+    """``report.md`` of a run (tables by its suite); returns its text."""
     run = RunDir(run_dir)
     if not run.manifest_path.exists():
         raise FileNotFoundError(f"{run_dir} is not a run directory (no {run.manifest_path.name})")
@@ -113,17 +179,37 @@ def write_report(run_dir: Path) -> str:
     records = latest_cells(run)
     failed = sum(not r.get("ok") for r in records)
     config = manifest.get("config", {})
-    text = "\n\n".join(
-        [
-            f"# {config.get('suite')} ({len(records)} cells, {failed} failed)",
-            f"Backend: {config.get('model') or 'offline'}; "
-            f"judge: {config.get('judge_model') or 'deterministic'}; "
-            f"seeds {config.get('seeds')}; git {manifest.get('git_commit')}",
+    suite = config.get("suite")
+    head = [
+        f"# {suite} ({len(records)} cells, {failed} failed)",
+        f"Backend: {config.get('model') or 'offline'}; "
+        f"judge: {config.get('judge_model') or 'deterministic'}; "
+        f"seeds {config.get('seeds')}; git {manifest.get('git_commit')}",
+    ]
+    if suite == "factual":
+        body = [
+            "## Factual accuracy (Table 1)\n\n" + factual_table(records),
+            "## FA by category\n\n" + category_table(records),
+        ]
+    elif suite == "privacy":
+        body = [
+            "## Privacy slice (Table 12)\n\n" + privacy_table(records),
+            "## Factual accuracy on the privacy slice\n\n" + factual_table(records),
+        ]
+    else:
+        body = [
             "## Per condition\n\n" + condition_table(records),
             "## Implicit score by scene\n\n" + breakdown_table(records, "scene"),
             "## Implicit score by subcategory\n\n" + breakdown_table(records, "subcategory"),
             "## Paired tests\n\n" + paired_table(records, PAIRS),
         ]
-    )
+    plots = pareto_plots(records, run_dir)
+    body += [
+        "## Latency (Table 13)\n\n" + latency_table(records),
+        "## Pareto (Figure 2)\n\n"
+        + pareto_table(records)
+        + "".join(f"\n\n![{p.stem}]({p.name})" for p in plots),
+    ]
+    text = "\n\n".join([*head, *body])
     (run_dir / "report.md").write_text(text + "\n")
     return text

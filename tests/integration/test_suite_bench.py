@@ -64,11 +64,49 @@ def test_the_release_suites_run_from_their_directory(tmp_path: Path) -> None:
         assert len((out / "cells.jsonl").read_text().splitlines()) == n
 
 
+def _table(report: str, heading: str) -> dict[str, list[str]]:
+    """Rows of the markdown table under ``heading``, by condition."""
+    section = report.split(heading, 1)[1].split("\n\n", 2)[1]
+    rows = [line.strip("|").split("|") for line in section.splitlines()[2:]]
+    return {r[0].strip(): [c.strip() for c in r[1:]] for r in rows}
+
+
+def test_the_bundled_factual_and_privacy_suites_run_offline(tmp_path: Path) -> None:
+    conditions = "literal,react,fixed_probe,aura_gap_routed"
+    reports = {}
+    for suite in ("factual", "privacy"):
+        out = tmp_path / suite
+        args = ("bench", "aura", "--suite", suite, "--seeds", "42", "--conditions", conditions)
+        result = auratown(*args, "--out", str(out), "--quiet")
+        assert result.returncode == 0, result.stderr
+        cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+        assert all(c["ok"] for c in cells) and len(cells) % 4 == 0
+        # Paired snapshots: every condition of a query saw the same scene.
+        by_query: dict[str, set[str]] = {}
+        for c in cells:
+            by_query.setdefault(c["query_id"], set()).add(c["snapshot"])
+        assert all(len(digests) == 1 for digests in by_query.values())
+        assert any({"precision", "completeness", "fa"} <= set(c["scores"]) for c in cells)
+        reports[suite] = (out / "report.md").read_text()
+        again = auratown(*args, "--out", str(out), "--quiet")
+        assert f"0 cells run, {len(cells)} resumed" in again.stdout
+    factual = _table(reports["factual"], "## Factual accuracy (Table 1)")
+    assert set(factual) == set(conditions.split(","))
+    # cells, unjudged, FA, strict precision, hallucination %, perfect %, probes/q, violation %, latency
+    assert float(factual["fixed_probe"][6]) > float(factual["literal"][6])
+    privacy = _table(reports["privacy"], "## Privacy slice (Table 12)")
+    # cells, unjudged, FA, violation %, probes/q, disclosure
+    assert float(privacy["fixed_probe"][3]) > float(privacy["literal"][3]) == 0.0
+    assert "## Factual accuracy on the privacy slice" in reports["privacy"]
+
+
 def test_bad_requests_are_one_line_errors(tmp_path: Path) -> None:
     bad = auratown("bench", "aura", "--conditions", "magic", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "unknown condition(s) magic" in bad.stderr
-    factual = auratown("bench", "aura", "--suite", "factual", "--out", str(tmp_path / "y"))
-    assert factual.returncode == 2 and "not runnable yet" in factual.stderr
+    judged = auratown(
+        "bench", "aura", "--suite", "factual", "--judge-model", "m", "--out", str(tmp_path / "y")
+    )
+    assert judged.returncode == 2 and "--judge-model is not supported for factual" in judged.stderr
     missing = auratown("report", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "is not a run directory" in missing.stderr
