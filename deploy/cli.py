@@ -294,6 +294,12 @@ def build_parser() -> argparse.ArgumentParser:
     aura.add_argument("--conditions", default=None, help="comma-separated (default: every condition)")
     aura.add_argument("--seeds", default="42,123,456", help="comma-separated (default: %(default)s)")
     aura.add_argument("--workers", type=_positive_int, default=2, help="cells at once (default: %(default)s)")
+    aura.add_argument(
+        "--bus",
+        default=None,
+        metavar="URL",
+        help="answer cells in --workers processes over this Redis (default: threads in this process)",
+    )
     aura.add_argument("--data", default=None, help="the AURA release's data directory (default: ours)")
     aura.add_argument("--model", default=None, help="a litellm model for the pipeline (default: offline)")
     aura.add_argument("--judge-model", default=None, help="a litellm model for the judge (default: rules)")

@@ -8,11 +8,12 @@ same inputs. Gold labels reach the pipeline only for the diagnostic conditions.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from messages.aura import DIAGNOSTIC_CONDITIONS, AnswerData, GoldLabels
+from actors.bus import Bus
+from messages.aura import DIAGNOSTIC_CONDITIONS, AnswerData, AskQuery, GoldLabels
 from messages.probes import ProbeScene
 from world.aura import Backend, RegistryProbes, answer_query, scene_view
 from world.probes import ProbeRegistry
@@ -65,9 +66,66 @@ def run_cell(
     usage = getattr(backend, "usage", None)
     if callable(usage):
         answer = answer.model_copy(update={"usage": usage()})
-    latency = time.perf_counter() - started
-    called = [o.tool for o in probes.outcomes]
+    record = record_of(answer, cell, registry, time.perf_counter() - started)
+    # In process the registry's own outcomes are at hand: they also count refused calls' tools.
     executed = [o.tool for o in probes.outcomes if o.status not in ("denied", "unknown_tool", "invalid_args")]
+    forbidden = _canonical(registry, cell.forbidden_tools)
+    record.update(
+        tools_called=[o.tool for o in probes.outcomes],
+        forbidden_violations=sorted({t for t in executed if t in forbidden}),
+        disclosure=sum(o.disclosure for o in probes.outcomes),
+    )
+    return record
+
+
+Answerer = Callable[[CellInput, str, int], dict[str, Any]]
+"""(cell, condition, explore_max_steps) -> the cell's record: in this process, or over the bus."""
+
+
+def local_answerer(registry: ProbeRegistry, backends: Callable[[], Backend]) -> Answerer:
+    def answer(cell: CellInput, condition: str, explore_max_steps: int) -> dict[str, Any]:
+        return run_cell(cell, condition, registry, backends(), explore_max_steps=explore_max_steps)
+
+    return answer
+
+
+class BusAnswerer:
+    """Cells answered by the ``env`` actors of worker processes: an ``AskQuery`` with the cell's
+    frozen scene inline (and the gold labels only for a diagnostic condition)."""
+
+    def __init__(
+        self, bus: Bus, registry: ProbeRegistry, *, model: str | None = None, timeout: float = 120.0
+    ) -> None:
+        self.bus = bus
+        self.registry = registry
+        self.model = model
+        self.timeout = timeout
+
+    def __call__(self, cell: CellInput, condition: str, explore_max_steps: int) -> dict[str, Any]:
+        started = time.perf_counter()
+        reply = self.bus.ask(
+            "env",
+            AskQuery(
+                query=cell.query,
+                asker=cell.asker,
+                condition=condition,  # type: ignore[arg-type]
+                explore_max_steps=explore_max_steps,
+                registry=self.registry.name,
+                scene=cell.scene,
+                gold=cell.gold if condition in DIAGNOSTIC_CONDITIONS else None,
+                model=self.model,
+            ),
+            timeout=self.timeout,
+        )
+        if not isinstance(reply, AnswerData):
+            raise RuntimeError(f"env answered {type(reply).__name__}: {getattr(reply, 'reason', '')}")
+        return record_of(reply, cell, self.registry, time.perf_counter() - started)
+
+
+def record_of(answer: AnswerData, cell: CellInput, registry: ProbeRegistry, latency: float) -> dict[str, Any]:
+    """A cell's record from an answer that came back over the bus (its trace carries the probes)."""
+    called = [s.tool for s in answer.trace]
+    executed = [s.tool for s in answer.trace if s.status not in ("denied", "unknown_tool", "invalid_args")]
     forbidden = _canonical(registry, cell.forbidden_tools)
     required = _canonical(registry, cell.gold.required_tools)
     return {
@@ -81,7 +139,7 @@ def run_cell(
         "tools_called": called,
         "forbidden_violations": sorted({t for t in executed if t in forbidden}),
         "gold_tools_hit": sorted({t for t in called if t in required}),
-        "disclosure": sum(o.disclosure for o in probes.outcomes),
+        "disclosure": sum(s.disclosure for s in answer.trace),
         "latency": latency,
         "backend": answer.backend,
         "usage": answer.usage.model_dump(mode="json"),

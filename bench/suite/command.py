@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.suite import factual, implicit
-from bench.suite.datasets import SuiteError, load_suite
+from bench.suite.cells import Answerer
+from bench.suite.datasets import Suite, SuiteError, load_suite
 from bench.suite.report import write_report
 from bench.suite.runs import Progress, RunDir, RunDirError, git_commit, plan_cells, run_cells
+from bench.suite.workers import BusWorkers, registry_for
 from messages.aura import CONDITIONS
 from world.aura import Backend
 
@@ -95,8 +98,35 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
     def backends() -> Backend:  # one backend per cell
         return factory(None)
 
+    workers_here = args.workers
+    answer = None
+    bus_workers: BusWorkers | None = None
+    if args.bus:
+        # Cells answered by N worker processes' env actors over the bus; this process only sends
+        # the queries and judges. Two asks in flight per worker keep every worker busy.
+        bus_workers = BusWorkers(args.bus, f"bench:{out.name}", args.workers, model=args.model)
+        answer = bus_workers.start(registry_for(args.suite))
+        workers_here = args.workers * 2
+    try:
+        return _run(args, suite, run, out, conditions, seeds, backends, answer, workers_here)
+    finally:
+        if bus_workers is not None:
+            bus_workers.stop()
+
+
+def _run(  # noqa: PLR0917 - the run's parts, decided by run_aura
+    args: argparse.Namespace,
+    suite: Suite,
+    run: RunDir,
+    out: Path,
+    conditions: list[str],
+    seeds: list[int],
+    backends: Callable[[], Backend],
+    answer: Answerer | None,
+    workers: int,
+) -> tuple[Path, str]:
     if args.suite in FACTUAL_SUITES:
-        execute = factual.cell_runner(suite, backends, explore_max_steps=args.max_steps)
+        execute = factual.cell_runner(suite, backends, explore_max_steps=args.max_steps, answer=answer)
         ids = [str(q.id) for q in factual.queries(suite)]
     else:
         judge = None
@@ -107,12 +137,14 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
             cache = DiskCache(args.cache_dir) if args.cache_dir else None
             gateway = LLMGateway(GatewayConfig(model=args.judge_model, api_base=args.api_base), cache=cache)
             judge = LLMImplicitJudge(gateway).judge
-        execute = implicit.cell_runner(suite, backends, judge=judge, explore_max_steps=args.max_steps)
+        execute = implicit.cell_runner(
+            suite, backends, judge=judge, explore_max_steps=args.max_steps, answer=answer
+        )
         ids = [str(q.id) for q in suite.implicit()]
     cells = plan_cells(args.suite, conditions, seeds, ids)
     progress = Progress(len(cells)) if not args.quiet else None
     started = time.perf_counter()
-    ran, skipped = run_cells(run, cells, execute, workers=args.workers, progress=progress)
+    ran, skipped = run_cells(run, cells, execute, workers=workers, progress=progress)
     elapsed = time.perf_counter() - started
     report = write_report(out)
     summary = f"{ran} cells run, {skipped} resumed, in {elapsed:.1f}s; report: {out / 'report.md'}"

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench.suite.cells import CellInput, run_cell
+from bench.suite.cells import Answerer, CellInput, local_answerer
 from bench.suite.datasets import FactualQuery, PairedSnapshot, PrivacyQuery, Suite, paired_snapshot
 from bench.suite.judges import FactualClaimJudge, FactualScore, JudgeFailure
 from bench.suite.runs import CellKey
@@ -214,6 +214,7 @@ def cell_runner(
     judge: FactualJudgeFn | None = None,
     registry: ProbeRegistry | None = None,
     explore_max_steps: int = 3,
+    answer: Answerer | None = None,
 ) -> Callable[[CellKey], Mapping[str, Any]]:
     """What a run executes for each cell key of a factual or privacy ``suite``."""
     if definition is None:
@@ -223,6 +224,7 @@ def cell_runner(
     snapshots = Snapshots(definition)
     by_id = {str(q.id): _Query(i, q) for i, q in enumerate(queries(suite))}
     reg = registry or environment_registry()
+    ask = answer or local_answerer(reg, backends)
     score = judge or _claim_judge
 
     def execute(key: CellKey) -> Mapping[str, Any]:
@@ -239,7 +241,7 @@ def cell_runner(
             q.forbidden,
             asker=scene.asker,
         )
-        record = dict(run_cell(cell, key.condition, reg, backends(), explore_max_steps=explore_max_steps))
+        record = dict(ask(cell, key.condition, explore_max_steps))
         gold = gold_facts(scene, q.query)
         record.update(
             category=q.query.category,

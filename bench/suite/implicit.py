@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench.suite.cells import CellInput, run_cell
+from bench.suite.cells import Answerer, CellInput, local_answerer
 from bench.suite.datasets import Suite, probe_scene
 from bench.suite.judges import ImplicitIntentJudge, IntentQuery, JudgeFailure, SceneSnapshot
 from bench.suite.runs import CellKey
@@ -61,15 +61,17 @@ def cell_runner(
     judge: JudgeFn | None = None,
     registry: ProbeRegistry | None = None,
     explore_max_steps: int = 3,
+    answer: Answerer | None = None,
 ) -> Callable[[CellKey], Mapping[str, Any]]:
     """What a run executes for each cell key of ``suite``."""
     prepared = prepare(suite)
     reg = registry or agent_state_registry()
     score = judge or ImplicitIntentJudge().judge
+    ask = answer or local_answerer(reg, backends)
 
     def execute(key: CellKey) -> Mapping[str, Any]:
         p = prepared[key.query_id]
-        record = dict(run_cell(p.cell, key.condition, reg, backends(), explore_max_steps=explore_max_steps))
+        record = dict(ask(p.cell, key.condition, explore_max_steps))
         verdict = score(p.gold, p.scene, record["answer"])
         record.update(scene=p.scene_id, subcategory=p.subcategory)
         if isinstance(verdict, JudgeFailure):

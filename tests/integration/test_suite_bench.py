@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, auratown
 
 DATA = ROOT.parent / "shared" / "data" / "aura"
@@ -110,3 +112,31 @@ def test_bad_requests_are_one_line_errors(tmp_path: Path) -> None:
     assert judged.returncode == 2 and "--judge-model is not supported for factual" in judged.stderr
     missing = auratown("report", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "is not a run directory" in missing.stderr
+
+
+@pytest.mark.redis
+def test_cells_answered_by_worker_processes_over_the_bus_match_the_local_run(
+    tmp_path: Path, redis_url: str
+) -> None:
+    common = (
+        "bench",
+        "aura",
+        "--suite",
+        "implicit-v2",
+        "--seeds",
+        "42",
+        "--conditions",
+        "literal,aura_intent,oracle_intent",
+        "--quiet",
+    )
+    local = auratown(*common, "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    remote = auratown(*common, "--bus", redis_url, "--workers", "2", "--out", str(tmp_path / "bus"))
+    assert remote.returncode == 0, remote.stderr
+
+    def answers(run: str) -> dict[str, tuple[str, list[str], dict[str, float]]]:
+        cells = [json.loads(x) for x in (tmp_path / run / "cells.jsonl").read_text().splitlines()]
+        assert all(c["ok"] for c in cells)
+        return {c["cell"]: (c["answer"], c["tools_called"], c["scores"]) for c in cells}
+
+    assert answers("bus") == answers("local")
