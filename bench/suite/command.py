@@ -7,7 +7,7 @@ import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.suite import factual, implicit
 from bench.suite.cells import Answerer
@@ -17,6 +17,9 @@ from bench.suite.runs import Progress, RunDir, RunDirError, git_commit, plan_cel
 from bench.suite.workers import BusWorkers, registry_for
 from messages.aura import CONDITIONS
 from world.aura import Backend
+
+if TYPE_CHECKING:
+    from actors.llm import LLMGateway
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPLICIT_SUITES = ("implicit-v1", "implicit-v2")
@@ -54,11 +57,6 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
     if args.suite not in (*FACTUAL_SUITES, *IMPLICIT_SUITES):
         raise BenchUsageError(
             f"unknown suite {args.suite!r}: choose from {', '.join((*FACTUAL_SUITES, *IMPLICIT_SUITES))}"
-        )
-    if args.suite in FACTUAL_SUITES and args.judge_model:
-        raise BenchUsageError(
-            f"--judge-model is not supported for {args.suite} yet: its cells use the deterministic "
-            "claim judge on gold facts from the paired snapshot"
         )
     try:
         suite = load_suite(args.suite, args.data)
@@ -114,6 +112,14 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
             bus_workers.stop()
 
 
+def _judge_gateway(args: argparse.Namespace) -> LLMGateway:
+    """The gateway of the LLM judge (``--judge-model``), sharing the answer cache directory if any."""
+    from actors.llm import DiskCache, GatewayConfig, LLMGateway
+
+    cache = DiskCache(args.cache_dir) if args.cache_dir else None
+    return LLMGateway(GatewayConfig(model=args.judge_model, api_base=args.api_base), cache=cache)
+
+
 def _run(  # noqa: PLR0917 - the run's parts, decided by run_aura
     args: argparse.Namespace,
     suite: Suite,
@@ -126,17 +132,17 @@ def _run(  # noqa: PLR0917 - the run's parts, decided by run_aura
     workers: int,
 ) -> tuple[Path, str]:
     if args.suite in FACTUAL_SUITES:
-        execute = factual.cell_runner(suite, backends, explore_max_steps=args.max_steps, answer=answer)
+        from bench.suite.judges import LLMFactualJudge
+
+        factual_judge = LLMFactualJudge(_judge_gateway(args)).judge if args.judge_model else None
+        execute = factual.cell_runner(
+            suite, backends, judge=factual_judge, explore_max_steps=args.max_steps, answer=answer
+        )
         ids = [str(q.id) for q in factual.queries(suite)]
     else:
-        judge = None
-        if args.judge_model:
-            from actors.llm import DiskCache, GatewayConfig, LLMGateway
-            from bench.suite.judges import LLMImplicitJudge
+        from bench.suite.judges import LLMImplicitJudge
 
-            cache = DiskCache(args.cache_dir) if args.cache_dir else None
-            gateway = LLMGateway(GatewayConfig(model=args.judge_model, api_base=args.api_base), cache=cache)
-            judge = LLMImplicitJudge(gateway).judge
+        judge = LLMImplicitJudge(_judge_gateway(args)).judge if args.judge_model else None
         execute = implicit.cell_runner(
             suite, backends, judge=judge, explore_max_steps=args.max_steps, answer=answer
         )

@@ -41,8 +41,8 @@ applied tick): every position sees the town awake."""
 TICKS_PER_POSITION_CYCLE = 24
 """Positions cycle through 24 half hours, 08:30 to 20:00."""
 
-FactualJudgeFn = Callable[[Mapping[str, str], str, tuple[str, ...]], FactualScore | JudgeFailure]
-"""(gold facts, answer, known values) -> verdict."""
+FactualJudgeFn = Callable[[Mapping[str, str], str, tuple[str, ...], str], FactualScore | JudgeFailure]
+"""(gold facts, answer, known values, question) -> verdict; the claim judge ignores the question."""
 
 
 def snapshot_tick(position: int) -> int:
@@ -165,7 +165,9 @@ def known_values(scene: ProbeScene, gold: Mapping[str, str]) -> tuple[str, ...]:
     return (*places, *people)
 
 
-def _claim_judge(gold: Mapping[str, str], answer: str, known: tuple[str, ...]) -> FactualScore | JudgeFailure:
+def _claim_judge(
+    gold: Mapping[str, str], answer: str, known: tuple[str, ...], question: str = ""
+) -> FactualScore | JudgeFailure:
     return FactualClaimJudge(known).judge(gold, answer)
 
 
@@ -254,7 +256,7 @@ def cell_runner(
         if not gold:
             record.update(scores={}, judge_failure="no_checkable_gold")
             return record
-        verdict = score(gold, record["answer"], known_values(scene, gold))
+        verdict = score(gold, record["answer"], known_values(scene, gold), q.query.query)
         if isinstance(verdict, JudgeFailure):
             record.update(scores={}, judge_failure=verdict.reason)
             return record

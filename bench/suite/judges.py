@@ -1,6 +1,6 @@
 """Judges for the AURA benchmark suites (paper Section 5, Appendices A9 and A14).
 
-Three judges, one failure rule:
+Four judges, one failure rule:
 
 - ``ImplicitIntentJudge``: deterministic, offline. Scores an answer to an implicit-intent v2 query on the
   paper's two dimensions (``literal_score``, ``implicit_score``) from the query's gold fields
@@ -10,6 +10,8 @@ Three judges, one failure rule:
   (``Stage.JUDGE``), JSON ``{literal_score, implicit_score, rationale}``.
 - ``FactualClaimJudge``: deterministic claim-level factual judge (CORRECT / CONTRADICTED / UNVERIFIABLE,
   FA = 0.7 P + 0.3 C, strict precision of Appendix A9).
+- ``LLMFactualJudge``: the same claim protocol and ``FactualScore`` through the gateway (``Stage.JUDGE``),
+  JSON ``{claims: [{text, label}], completeness: 0|0.5|1}``.
 
 A judge that cannot answer (exception, empty answer, model error) returns a ``JudgeFailure``: callers
 count it (``JudgeTally``) and it never scores, let alone passes.
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 if TYPE_CHECKING:
     from actors.llm import LLMGateway
@@ -626,15 +628,8 @@ class FactualClaimJudge:
 
     def _judge(self, gold: Mapping[str, str], answer: str) -> FactualScore:
         claims = tuple(self.classify(gold, s) for s in _SENTENCE.split(answer) if s.strip())
-        counts = Counter(c.label for c in claims)
-        correct, contradicted = counts["CORRECT"], counts["CONTRADICTED"]
         stated = sum(1 for name in gold if any(name in c.facts and c.label == "CORRECT" for c in claims))
-        completeness = _band(stated, len(gold)) if gold else 0.0
-        precision = correct / (correct + contradicted) if correct + contradicted else None
-        fa = 0.7 * (precision or 0.0) + 0.3 * completeness
-        return FactualScore(
-            claims, correct, contradicted, counts["UNVERIFIABLE"], precision, completeness, round(fa, 6)
-        )
+        return factual_score(claims, _band(stated, len(gold)) if gold else 0.0)
 
     def classify(self, gold: Mapping[str, str], claim: str) -> Claim:
         gold_times = {name: _times(v) for name, v in gold.items() if _times(v)}
@@ -665,6 +660,86 @@ def value_stated(text: str, value: str) -> bool:
     """A gold value is stated when its full phrase or all its content words occur in ``text``."""
     stems = content_stems(value)
     return _has_phrase(_norm(text), value) or (bool(stems) and stems <= content_stems(text))
+
+
+# -- LLM factual claim judge --------------------------------------------------------------------------
+
+
+class ClaimVerdict(BaseModel):
+    text: str
+    label: ClaimLabel
+
+
+class FactualVerdict(BaseModel):
+    """The JSON the LLM factual judge must return (A9: labelled claims and a banded completeness)."""
+
+    claims: list[ClaimVerdict]
+    completeness: float
+
+    @field_validator("completeness")
+    @classmethod
+    def _banded(cls, value: float) -> float:
+        if value not in (0.0, 0.5, 1.0):  # A9 bands completeness; anything else is an invalid verdict
+            raise ValueError("completeness must be 0, 0.5 or 1")
+        return value
+
+
+FACTUAL_JUDGE_SYSTEM = (
+    "You are an impartial judge of factual answers given by a resident of a small town simulation. "
+    "Split the answer into its atomic factual claims and label each against the gold facts: CORRECT "
+    "(supported by a gold fact), CONTRADICTED (conflicts with a gold fact), UNVERIFIABLE (the gold facts "
+    "neither support nor contradict it). Then rate completeness: 1 if the answer states every gold fact, "
+    "0.5 if it states some, 0 if none. "
+    'Reply with JSON only: {"claims": [{"text": "<claim>", "label": "CORRECT|CONTRADICTED|UNVERIFIABLE"}], '
+    '"completeness": 0|0.5|1}'
+)
+
+
+def factual_judge_messages(question: str, gold: Mapping[str, str], answer: str) -> list[dict[str, str]]:
+    """The factual judge prompt: the question, the gold facts, and the answer."""
+    facts = "\n".join(f"- {name}: {value}" for name, value in gold.items())
+    user = f"Question: {question}\nGold facts:\n{facts}\nAnswer: {answer}"
+    return [{"role": "system", "content": FACTUAL_JUDGE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def factual_score(claims: Sequence[Claim], completeness: float) -> FactualScore:
+    """P = correct / (correct + contradicted) (None when nothing is verifiable), FA = 0.7 P + 0.3 C."""
+    counts = Counter(c.label for c in claims)
+    correct, contradicted = counts["CORRECT"], counts["CONTRADICTED"]
+    precision = correct / (correct + contradicted) if correct + contradicted else None
+    fa = 0.7 * (precision or 0.0) + 0.3 * completeness
+    return FactualScore(
+        tuple(claims), correct, contradicted, counts["UNVERIFIABLE"], precision, completeness, round(fa, 6)
+    )
+
+
+class LLMFactualJudge:
+    """The paper's claim-level factual judge through the gateway (``Stage.JUDGE``); it produces the same
+    ``FactualScore`` as ``FactualClaimJudge``. A model error is a counted failure, never a score."""
+
+    name = "llm_factual"
+
+    def __init__(self, gateway: LLMGateway, *, actor: str = "judge") -> None:
+        self.gateway = gateway
+        self.actor = actor
+
+    def judge(
+        self, gold: Mapping[str, str], answer: str, known: tuple[str, ...] = (), question: str = ""
+    ) -> FactualScore | JudgeFailure:
+        """Matches ``factual.FactualJudgeFn``; ``known`` is unused (the model sees the gold facts)."""
+        from actors.llm import LLMError, Stage
+
+        if not answer or not answer.strip():
+            return JudgeFailure("empty_answer")
+        try:
+            result = self.gateway.structured(
+                Stage.JUDGE, factual_judge_messages(question, gold, answer), FactualVerdict, actor=self.actor
+            )
+        except LLMError as err:
+            return JudgeFailure(f"llm_{err.reason}", err.detail)
+        v = result.value
+        claims = [Claim(c.text.strip(), c.label, ()) for c in v.claims]
+        return factual_score(claims, float(v.completeness))
 
 
 # -- agreement with the paper's judge ----------------------------------------------------------------

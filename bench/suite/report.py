@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.suite.latency import latency_table
-from bench.suite.metrics import CellRecord, paired_comparison, summarize_all, to_cell
+from bench.suite.metrics import CellRecord, gap_probe_correlation, paired_comparison, summarize_all, to_cell
 from bench.suite.plots import pareto_plots, pareto_table
 from bench.suite.runs import RunDir
 from bench.suite.stats import mean
@@ -40,7 +41,7 @@ def as_metrics_cell(record: Mapping[str, Any]) -> CellRecord:
 
 
 def _f(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    return "-" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
 def condition_table(records: Sequence[Mapping[str, Any]]) -> str:
@@ -167,6 +168,33 @@ def category_table(records: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def gap_table(records: Sequence[Mapping[str, Any]]) -> str:
+    """Pearson r between the IntentFrame's gap and the probes issued (paper, A2.1), per condition
+    that infers a gap."""
+    cells = [as_metrics_cell(r) for r in records if r.get("ok")]
+    with_gap = sorted({c.condition for c in cells if c.gap is not None}, key=_order)
+    lines = ["| condition | n | r (gap, probes) | p |", "| --- | ---: | ---: | ---: |"]
+    for cond in with_gap:
+        r = gap_probe_correlation(cells, cond)
+        lines.append(f"| {cond} | {r.n} | {_f(r.statistic)} | {_f(r.p, 4)} |")
+    return "\n".join(lines)
+
+
+def run_totals(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a run cost and how often it fell back: cells, failures, model calls, cache hits."""
+    usage = [r.get("usage") or {} for r in records if r.get("ok")]
+    return {
+        "cells": len(records),
+        "failed_cells": sum(not r.get("ok") for r in records),
+        "judge_failures": sum(bool(r.get("judge_failure")) for r in records),
+        "model_calls": sum(int(u.get("model_calls", 0)) for u in usage),
+        "cache_hits": sum(int(u.get("cache_hits", 0)) for u in usage),
+        "prompt_tokens": sum(int(u.get("prompt_tokens", 0)) for u in usage),
+        "completion_tokens": sum(int(u.get("completion_tokens", 0)) for u in usage),
+        "fallbacks": sum(len(r.get("fallbacks") or ()) for r in records),
+    }
+
+
 PAIRS = (("aura_intent", "react"), ("aura_intent", "literal"), ("aura_intent", "plan_and_solve"))
 
 
@@ -186,6 +214,9 @@ def write_report(run_dir: Path) -> str:
         f"judge: {config.get('judge_model') or 'deterministic'}; "
         f"seeds {config.get('seeds')}; git {manifest.get('git_commit')}",
     ]
+    totals = run_totals(records)
+    (run_dir / "totals.json").write_text(json.dumps(totals, indent=2, sort_keys=True) + "\n")
+    head.append("Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in totals.items()))
     if suite == "factual":
         body = [
             "## Factual accuracy (Table 1)\n\n" + factual_table(records),
@@ -202,6 +233,7 @@ def write_report(run_dir: Path) -> str:
             "## Implicit score by scene\n\n" + breakdown_table(records, "scene"),
             "## Implicit score by subcategory\n\n" + breakdown_table(records, "subcategory"),
             "## Paired tests\n\n" + paired_table(records, PAIRS),
+            "## Gap vs probes\n\n" + gap_table(records),
         ]
     plots = pareto_plots(records, run_dir)
     body += [

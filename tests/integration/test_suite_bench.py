@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, auratown
+from tests.support.openai_stub import OpenAIStub, json_reply
 
 DATA = ROOT.parent / "shared" / "data" / "aura"
 
@@ -106,12 +107,43 @@ def test_bad_requests_are_one_line_errors(tmp_path: Path) -> None:
     bad = auratown("bench", "aura", "--conditions", "magic", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "unknown condition(s) magic" in bad.stderr
-    judged = auratown(
-        "bench", "aura", "--suite", "factual", "--judge-model", "m", "--out", str(tmp_path / "y")
-    )
-    assert judged.returncode == 2 and "--judge-model is not supported for factual" in judged.stderr
     missing = auratown("report", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "is not a run directory" in missing.stderr
+
+
+def test_the_privacy_suite_with_an_llm_claim_judge(tmp_path: Path) -> None:
+    verdict = {"claims": [{"text": "You are here.", "label": "CORRECT"}], "completeness": 1}
+
+    def run(out: Path, stub: OpenAIStub) -> tuple[list[dict], str]:
+        result = auratown(
+            *("bench", "aura", "--suite", "privacy", "--seeds", "42", "--conditions", "literal"),
+            *("--judge-model", "openai/stub-model", "--api-base", stub.url, "--out", str(out), "--quiet"),
+            env_extra={"OPENAI_API_KEY": "sk-stub"},
+        )
+        assert result.returncode == 0, result.stderr
+        cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+        return cells, (out / "report.md").read_text()
+
+    with OpenAIStub() as stub:
+        stub.script(*[json_reply(verdict)] * 40)
+        cells, report = run(tmp_path / "judged", stub)
+        judged = [c for c in cells if not c.get("judge_failure")]
+        no_gold = [c for c in cells if c.get("judge_failure") == "no_checkable_gold"]
+        # Every cell with gold facts went to the model once; the rest have nothing to check.
+        assert judged and len(judged) + len(no_gold) == len(cells) and stub.request_count == len(judged)
+        assert all(c["scores"]["fa"] == 1.0 and c["claims"][0]["label"] == "CORRECT" for c in judged)
+        prompt = stub.requests[0]["messages"][1]["content"]
+        assert prompt.startswith("Question: ") and "Gold facts:\n- " in prompt and "Answer: " in prompt
+        privacy = _table(report, "## Privacy slice (Table 12)")
+        assert privacy["literal"][:3] == [str(len(cells)), str(len(no_gold)), "1.000"]
+        assert "judge: openai/stub-model" in report
+
+    with OpenAIStub() as stub:  # nothing scripted: every judge call gets a 400, a counted failure
+        cells, report = run(tmp_path / "unjudged", stub)
+        assert all(c["ok"] and c.get("judge_failure") and not c["scores"] for c in cells)
+        assert {c["judge_failure"] for c in cells} - {"no_checkable_gold"}
+        privacy = _table(report, "## Privacy slice (Table 12)")
+        assert privacy["literal"][:2] == [str(len(cells)), str(len(cells))]
 
 
 @pytest.mark.redis

@@ -16,6 +16,7 @@ from bench.suite.judges import (
     JudgeFailure,
     JudgeScore,
     JudgeTally,
+    LLMFactualJudge,
     LLMImplicitJudge,
     SceneSnapshot,
     band,
@@ -171,6 +172,66 @@ def test_llm_judge_through_the_stub(stub: OpenAIStub, v2: tuple) -> None:
     tally.add(failed)
     assert (tally.scored, tally.failed) == (1, 1)
     assert judge.gateway.usage.total().failures == 1
+
+
+def llm_factual_judge(stub: OpenAIStub) -> LLMFactualJudge:
+    return LLMFactualJudge(llm_judge(stub).gateway)
+
+
+def test_llm_factual_judge_through_the_stub(stub: OpenAIStub) -> None:
+    judge = llm_factual_judge(stub)
+    gold = {"location": "Sunrise Cafe", "time": "10:15 AM"}
+    stub.script(
+        json_reply(
+            {
+                "claims": [
+                    {"text": "You are at the Sunrise Cafe.", "label": "CORRECT"},
+                    {"text": "It is 11 AM.", "label": "CONTRADICTED"},
+                    {"text": "It is sunny.", "label": "UNVERIFIABLE"},
+                    {"text": "Lin Wei is serving.", "label": "CORRECT"},
+                    {"text": "The cafe is full.", "label": "CORRECT"},
+                ],
+                "completeness": 0.5,
+            }
+        )
+    )
+    result = judge.judge(gold, "You are at the Sunrise Cafe. It is 11 AM. ...", (), "Where am I?")
+    assert not isinstance(result, JudgeFailure), result
+    assert (result.correct, result.contradicted, result.unverifiable) == (3, 1, 1)
+    assert result.precision == result.strict_precision == 0.75 and result.completeness == 0.5
+    assert result.fa == pytest.approx(0.7 * 0.75 + 0.3 * 0.5) and result.hallucinated
+    assert [c.label for c in result.claims][:2] == ["CORRECT", "CONTRADICTED"]
+    request = stub.requests[0]
+    assert request["temperature"] == 0.1  # Stage.JUDGE
+    prompt = request["messages"][1]["content"]
+    assert "Where am I?" in prompt and "Sunrise Cafe" in prompt and "10:15 AM" in prompt
+    assert "You are at the Sunrise Cafe. It is 11 AM." in prompt
+    assert "CONTRADICTED" in request["messages"][0]["content"]
+
+    # Nothing verifiable: no strict precision (excluded), P counts 0 in FA.
+    stub.script(json_reply({"claims": [{"text": "Nice day.", "label": "UNVERIFIABLE"}], "completeness": 0}))
+    vague = judge.judge(gold, "Nice day.", (), "Where am I?")
+    assert not isinstance(vague, JudgeFailure)
+    assert vague.strict_precision is None and vague.fa == 0.0 and not vague.hallucinated
+
+
+def test_llm_factual_judge_invalid_twice_is_a_counted_failure(stub: OpenAIStub) -> None:
+    judge = llm_factual_judge(stub)
+    gold = {"location": "Sunrise Cafe"}
+    tally = JudgeTally()
+    stub.script(
+        ok("the answer is fine"),
+        json_reply({"claims": [{"text": "x", "label": "TRUE"}], "completeness": 0.7}),
+    )
+    failed = judge.judge(gold, "You are at the cafe.", (), "Where am I?")
+    assert isinstance(failed, JudgeFailure) and failed.reason == "llm_invalid_schema"
+    assert stub.request_count == 2  # one repair call, then give up
+    tally.add(failed)
+    # An unscripted request (HTTP 400) also fails, never passes; an empty answer is not sent at all.
+    assert isinstance(judge.judge(gold, "You are at the cafe.", (), "Where am I?"), JudgeFailure)
+    assert isinstance(judge.judge(gold, "  ", (), "Where am I?"), JudgeFailure)
+    assert (tally.scored, tally.failed) == (0, 1)
+    assert judge.gateway.usage.total().failures >= 2
 
 
 def test_band_and_kappa() -> None:
