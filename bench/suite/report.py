@@ -216,6 +216,11 @@ def write_report(run_dir: Path) -> str:
     ]
     totals = run_totals(records)
     (run_dir / "totals.json").write_text(json.dumps(totals, indent=2, sort_keys=True) + "\n")
+    # The manifest carries them too (cache hits, fallbacks): its config is what resume compares.
+    manifest["totals"] = totals
+    tmp = run.manifest_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    tmp.replace(run.manifest_path)
     head.append("Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in totals.items()))
     if suite == "factual":
         body = [

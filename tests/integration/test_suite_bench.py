@@ -37,6 +37,7 @@ def test_a_bundled_suite_runs_offline_reports_and_resumes(tmp_path: Path) -> Non
     assert "| aura_intent vs react" in first.stdout and "## Implicit score by subcategory" in first.stdout
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["seeds"] == [42, 123] and manifest["git_commit"]
+    assert manifest["totals"]["cells"] == len(cells) and manifest["totals"]["fallbacks"] == 0
     again = auratown(*args)
     assert again.returncode == 0, again.stderr
     assert f"0 cells run, {len(cells)} resumed" in again.stdout
