@@ -92,7 +92,14 @@ from actors.runtime import Host, HostConfig
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
 from bench._harness import BenchError, Children, exit_on_sigterm, machine_info, num, row, write_json
 from bench.town import LogCounter
-from messages.aura import CONDITIONS, DIAGNOSTIC_CONDITIONS, AnswerData, AskQuery, IntentFrame
+from messages.aura import (
+    CONDITIONS,
+    DIAGNOSTIC_CONDITIONS,
+    AnswerData,
+    AskQuery,
+    IntentFrame,
+    UsageSummary,
+)
 from messages.probes import ProbeScene, RegistryName
 from world import Town
 from world.aura import (
@@ -594,8 +601,8 @@ class PromptRecorder:
         self.prompts.append(("critique", prompts.critique_messages(request, answer)))
         return self.offline.critique(request, answer)
 
-    def fallbacks(self) -> tuple[str, ...]:
-        return ()
+    def usage(self) -> UsageSummary:
+        return self.offline.usage()
 
 
 STAGES = ("intent", "planning", "plan_all", "answer", "critique")

@@ -61,11 +61,9 @@ def _ask_embedded(args: argparse.Namespace) -> AnswerData:
     view = scene_view(scene, profile.name, args.query)
     probes = RegistryProbes(registry, scene, f"env:{profile.name}", asker=profile.name)
     backend = make_backend_factory(args.model, api_base=args.api_base, cache_dir=args.cache_dir)(None)
-    answer = answer_query(
+    return answer_query(
         args.query, profile.name, args.condition, view, probes, backend, explore_max_steps=args.max_steps
     )
-    usage = getattr(backend, "usage", None)
-    return answer.model_copy(update={"usage": usage()}) if callable(usage) else answer
 
 
 def _ask_daemon(args: argparse.Namespace) -> AnswerData:

@@ -88,9 +88,6 @@ class LLMBackend:
         self.gateway.record_fallback(stage, self.actor, exc.reason)
         self._fallbacks.append(f"{stage.value}: {exc.reason}")
 
-    def fallbacks(self) -> tuple[str, ...]:
-        return tuple(self._fallbacks)
-
     def infer_intent(self, query: str, view: SceneView, tools: Sequence[ToolInfo]) -> IntentFrame:
         subject = self._offline.infer_intent(query, view, tools)
         try:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import structlog
 
-from actors.aura import BackendFactory, BusProbes, LLMBackend, make_backend_factory
+from actors.aura import BackendFactory, BusProbes, make_backend_factory
 from actors.bus import AskTimeoutError, RemoteError
 from actors.runtime import Actor, Context, on
-from messages.aura import AnswerData, AskQuery, UsageSummary
+from messages.aura import AnswerData, AskQuery
 from messages.probes import GetProbeScene, ProbeScene, ProbeSceneData
 from messages.town import GetMindState, MindStateData, RecordExchange, Rejected
 from world import AgentMindState
@@ -60,10 +60,6 @@ class EnvActor(Actor):
             explore_max_steps=msg.explore_max_steps,
             gold=msg.gold,
         )
-        if isinstance(backend, LLMBackend):
-            answer = answer.model_copy(update={"usage": backend.usage()})
-        else:
-            answer = answer.model_copy(update={"usage": UsageSummary(fallbacks=answer.usage.fallbacks)})
         if not msg.read_only and msg.scene is None:
             # Sent with this message's acknowledgement: recorded once, even if we are redelivered.
             ctx.tell(self.world, RecordExchange(asker=view.asker, query=msg.query, answer=answer.text))

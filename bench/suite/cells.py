@@ -63,19 +63,7 @@ def run_cell(
         explore_max_steps=explore_max_steps,
         gold=gold,
     )
-    usage = getattr(backend, "usage", None)
-    if callable(usage):
-        answer = answer.model_copy(update={"usage": usage()})
-    record = record_of(answer, cell, registry, time.perf_counter() - started)
-    # In process the registry's own outcomes are at hand: they also count refused calls' tools.
-    executed = [o.tool for o in probes.outcomes if o.status not in ("denied", "unknown_tool", "invalid_args")]
-    forbidden = _canonical(registry, cell.forbidden_tools)
-    record.update(
-        tools_called=[o.tool for o in probes.outcomes],
-        forbidden_violations=sorted({t for t in executed if t in forbidden}),
-        disclosure=sum(o.disclosure for o in probes.outcomes),
-    )
-    return record
+    return record_of(answer, cell, registry, time.perf_counter() - started)
 
 
 Answerer = Callable[[CellInput, str, int], dict[str, Any]]

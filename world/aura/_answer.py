@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from messages.aura import IntentFrame, ProbeStep
+from world.aura._intent import mentioned_agents
 from world.aura._types import AnswerRequest, SceneView
 
 FREE = frozenset({"available", "free", "open_to_chat", "open", "idle", "relaxed"})
@@ -26,14 +27,15 @@ LOW_MOODS = frozenset(
 _PRIVATE_KEYS = ("availability", "emotional_state", "unspoken_goal")
 
 
-def _walk(value: Any) -> Iterator[dict[str, Any]]:
+def walk(value: Any) -> Iterator[dict[str, Any]]:
+    """Every dict inside a probe result, depth first (results nest rows in lists)."""
     if isinstance(value, dict):
         yield value
         for v in value.values():
-            yield from _walk(v)
+            yield from walk(v)
     elif isinstance(value, list | tuple):
         for v in value:
-            yield from _walk(v)
+            yield from walk(v)
 
 
 def private_facts(trace: Sequence[ProbeStep], subject: str | None) -> dict[str, str]:
@@ -42,7 +44,7 @@ def private_facts(trace: Sequence[ProbeStep], subject: str | None) -> dict[str, 
     for step in trace:
         if step.status != "ok" or step.result is None or "belief" in step.tool:
             continue
-        for d in _walk(step.result):
+        for d in walk(step.result):
             who = d.get("name") or d.get("agent")
             if subject is not None and who is not None and str(who) != subject:
                 continue
@@ -55,7 +57,7 @@ def private_facts(trace: Sequence[ProbeStep], subject: str | None) -> dict[str, 
 def belief_facts(trace: Sequence[ProbeStep]) -> dict[str, str]:
     for step in trace:
         if step.status == "ok" and step.result is not None and "belief" in step.tool:
-            for d in _walk(step.result):
+            for d in walk(step.result):
                 found = {k: d[k] for k in ("availability", "emotional_state") if isinstance(d.get(k), str)}
                 if found:
                     return found
@@ -122,7 +124,7 @@ def _agent(view: SceneView, name: str, trace: Sequence[ProbeStep] = ()) -> str |
     if found is None:
         for step in trace:
             if step.status == "ok" and step.result is not None and "belief" not in step.tool:
-                for d in _walk(step.result):
+                for d in walk(step.result):
                     if d.get("name") == name and isinstance(d.get("location"), str):
                         found = (d["location"], str(d.get("action") or ""))
                         break
@@ -143,8 +145,6 @@ def compose_answer(request: AnswerRequest) -> str:
         parts.append(request.alert)
     subject = frame.subject if frame else None
     if subject is None:
-        from world.aura._intent import mentioned_agents
-
         named = mentioned_agents(request.query, view)
         subject = named[0] if named else None
     if not request.packed_scene:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from messages.aura import IntentFrame, ProbeStep
+from world.aura._answer import walk
 from world.aura._intent import mentioned_agents, mentioned_location, tools_for_roles
 from world.aura._types import Backend, PlanDecision, PlanRequest, ProbeClient, SceneView, ToolInfo
 
@@ -85,18 +86,12 @@ def _need_met(request: PlanRequest) -> bool:
 
 
 def _located(request: PlanRequest, name: str) -> bool:
-    for step in request.trace:
-        if step.status == "ok" and step.result is not None and "belief" not in step.tool:
-            stack: list[object] = [step.result]
-            while stack:
-                item = stack.pop()
-                if isinstance(item, dict):
-                    if item.get("name") == name and item.get("location"):
-                        return True
-                    stack.extend(item.values())
-                elif isinstance(item, list):
-                    stack.extend(item)
-    return False
+    return any(
+        d.get("name") == name and d.get("location")
+        for step in request.trace
+        if step.status == "ok" and step.result is not None and "belief" not in step.tool
+        for d in walk(step.result)
+    )
 
 
 def literal_candidates(query: str, view: SceneView, tools: Sequence[ToolInfo]) -> tuple[str, ...]:

@@ -69,8 +69,8 @@ class OfflineBackend:
             return Critique(False, f"unanswered: probe {', '.join(failed) or 'the subject'} again")
         return Critique(True)
 
-    def fallbacks(self) -> tuple[str, ...]:
-        return ()
+    def usage(self) -> UsageSummary:
+        return UsageSummary()
 
 
 def answer_query(  # noqa: PLR0917 - the pipeline's inputs, each needed
@@ -123,7 +123,7 @@ def answer_query(  # noqa: PLR0917 - the pipeline's inputs, each needed
         trace=tuple(trace),
         summary=summary,
         alerts=(alert,) if alert else (),
-        usage=UsageSummary(fallbacks=backend.fallbacks()),
+        usage=backend.usage(),
         backend=backend.name,
         diagnostics=diagnostics,
         scene_time=view.time,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from messages.aura import IntentFrame, ProbeStep
+from messages.aura import IntentFrame, ProbeStep, UsageSummary
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,7 @@ class Backend(Protocol):
         """Reflexion: is this answer grounded in what was observed? If not, a note for the retry."""
         ...
 
-    def fallbacks(self) -> tuple[str, ...]:
-        """Stages that fell back to the offline rules so far, with the reason."""
+    def usage(self) -> UsageSummary:
+        """What this backend's calls cost so far, with every stage that fell back to the offline
+        rules (and why). One backend serves one query."""
         ...
