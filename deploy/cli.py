@@ -309,6 +309,44 @@ def build_parser() -> argparse.ArgumentParser:
     aura.add_argument("--out", default=None, help="run directory (default: runs/SUITE-TIMESTAMP)")
     aura.add_argument("--quiet", action="store_true", help="no progress line")
     aura.set_defaults(func=bench_commands.bench)
+    eps = bench_sub.add_parser(
+        "episodes",
+        help="run pi-Bench-format episodes: simulated user, assistant, apps, grader; PROC and COMP",
+        description="Each episode runs session by session for every assistant and repetition (and, "
+        "unless --no-ablation, each dependency group's last task alone, without history). Sessions "
+        "are appended to OUT/units/*.jsonl as they finish, per-turn traces to OUT/traces/, and a rerun "
+        "on the same --out resumes. Offline (deterministic assistant, user and judges) by default.",
+    )
+    eps.add_argument("--tasks", default=None, metavar="DIR", help="an episode directory, or a directory of "
+                     "them, in pi-Bench's layout (default: the bundled episodes)")  # fmt: skip
+    eps.add_argument("--runs", type=_positive_int, default=3, help="repetitions (default: %(default)s)")
+    eps.add_argument("--workers", type=_positive_int, default=1, help="worker processes (default: 1)")
+    eps.add_argument(
+        "--assistants",
+        default="builtin,builtin+intent",
+        help="comma-separated: builtin, builtin+intent (the AURA IntentFrame step), external:ADDRESS "
+        "(default: %(default)s)",
+    )
+    eps.add_argument("--model", default=None, help="a litellm model for the assistant (default: offline)")
+    eps.add_argument(
+        "--judge-model", default=None, help="a litellm model for the user, its judges and the rubric grader"
+    )
+    eps.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL")
+    eps.add_argument("--cache-dir", type=Path, default=None, help="cache model answers here")
+    eps.add_argument("--bus", default=None, metavar="URL", help="run over this Redis (default: in process)")
+    eps.add_argument("--namespace", default=None, help="the bus namespace (default: episodes.<run dir name>)")
+    eps.add_argument("--max-turns", type=_positive_int, default=None, help="override every task's turn limit")
+    eps.add_argument(
+        "--session-timeout",
+        type=_positive_float,
+        default=900.0,
+        help="seconds a session may take (default 900)",
+    )
+    eps.add_argument("--no-ablation", action="store_true", help="skip the without-history runs")
+    eps.add_argument("--lint", action="store_true", help="only check the task files and list every problem")
+    eps.add_argument("--out", default=None, help="run directory (default: runs/episodes-TIMESTAMP)")
+    eps.add_argument("--quiet", action="store_true", help="no progress lines")
+    eps.set_defaults(func=bench_commands.episodes)
     rep = sub.add_parser("report", help="write RUN_DIR/report.md (markdown tables) and print it")
     rep.add_argument("run_dir", type=Path)
     rep.set_defaults(func=bench_commands.report)

@@ -3,7 +3,7 @@
 This package does no I/O, reads no clock and draws no randomness.
 """
 
-from messages import aura, probes, town
+from messages import aura, episodes, probes, town
 from messages._base import Message
 from messages._codec import decode, encode, envelope_to_dict, read_header
 from messages._envelope import ENVELOPE_FORMAT, Envelope
@@ -45,6 +45,7 @@ __all__ = [
     "encode",
     "envelope_schema",
     "envelope_to_dict",
+    "episodes",
     "json_schemas",
     "message",
     "probes",

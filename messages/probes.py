@@ -19,11 +19,14 @@ from pydantic_core import CoreSchema, core_schema
 from messages._base import Message
 from messages._registry import message
 
-RegistryName = Literal["environment", "agent_state"]
+RegistryName = Literal["environment", "agent_state", "episode"]
+"""``episode``: the workspace and app tools of one pi-Bench episode, served by ``registry.<episode>``."""
 REGISTRY_NAMES: tuple[RegistryName, ...] = ("environment", "agent_state")
+"""The town's registries, served by the stateless ``registry`` actor."""
 
-ProbeStatus = Literal["ok", "denied", "unknown_tool", "invalid_args", "not_found", "unavailable"]
-"""``unavailable``: the registry actor could not read the live town (the world did not answer)."""
+ProbeStatus = Literal["ok", "denied", "unknown_tool", "invalid_args", "not_found", "unavailable", "failed"]
+"""``unavailable``: the registry actor could not read the live town (the world did not answer).
+``failed``: an app tool ran and refused the request (an empty cart, an unknown order id)."""
 
 _INT64 = 2**63
 

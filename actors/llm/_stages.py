@@ -15,6 +15,7 @@ class Stage(enum.StrEnum):
     INTENT = "intent"
     JUDGE = "judge"
     ANSWER = "answer"
+    USER = "user"
 
 
 @dataclass(frozen=True)
@@ -43,4 +44,6 @@ STAGE_SETTINGS: dict[Stage, StageSettings] = {
     # Section 5.1: the agent backbone answers at 0.7. (Section 5.2's implicit-intent answer
     # strategies run at 0.1: pass settings=StageSettings(0.1) per call or a stage override.)
     Stage.ANSWER: StageSettings(0.7),
+    # pi-Bench Section 4.1: the simulated user and its judges run "with temperature set to zero".
+    Stage.USER: StageSettings(0.0),
 }

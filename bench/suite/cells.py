@@ -98,7 +98,7 @@ class BusAnswerer:
                 asker=cell.asker,
                 condition=condition,  # type: ignore[arg-type]
                 explore_max_steps=explore_max_steps,
-                registry=self.registry.name,
+                registry=self.registry.name,  # type: ignore[arg-type]  # a town registry
                 scene=cell.scene,
                 gold=cell.gold if condition in DIAGNOSTIC_CONDITIONS else None,
                 model=self.model,

@@ -100,6 +100,7 @@ def test_stage_settings_are_the_papers() -> None:
         Stage.INTENT: (0.1, None),
         Stage.JUDGE: (0.1, None),
         Stage.ANSWER: (0.7, None),
+        Stage.USER: (0.0, None),
     }
     assert {s: (v.temperature, v.max_tokens) for s, v in STAGE_SETTINGS.items()} == expected
 

@@ -1,0 +1,1 @@
+"""pi-Bench episodes: task files on disk, the bundled episode set."""

@@ -1,0 +1,1 @@
+"""Proactive-assistant episodes (pi-Bench): pure task formats, apps, protocol and scoring."""

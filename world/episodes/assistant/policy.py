@@ -1,0 +1,378 @@
+"""The built-in assistant's offline policy: deterministic, no model, no access to grading data.
+
+It sees only the user's words, its memory of the user, the workspace and the apps. A turn:
+
+1. Read the workspace files the request names (a named path that does not exist is an output).
+2. Retrieve the remembered notes that apply (``memory.relevant_notes``) and apply them: state them
+   in the reply and in any file it writes.
+3. With the IntentFrame step: build the frame (``intent.build_frame``), probe the workspace for
+   hints under ``budget_for_gap(gap)`` (grep for preference words, list the files, read hint
+   files), apply the hints that bear on the request, and ask one targeted question per facet
+   still unknown. Irreversible app actions (placing an order, sending a message) wait until those
+   questions are answered; the rest is done at once.
+4. Do the literal deliverable: app verbs onto app tools (``actions``), otherwise a file (the path
+   the request names, else ``outputs/<slug>.md``) holding the request, every requirement the
+   user stated so far, the notes and hints applied, and excerpts of the files read. Later turns
+   rewrite that file with what the user added.
+
+Environment triggers: the payload is read as part of the request (a heartbeat's due items and a
+webhook's event fields become the words the policy acts on).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from messages.aura import IntentFrame
+from messages.episodes import AssistantReply, ToolRecord, TurnRecord, UserTurn
+from world.aura import budget_for_gap
+from world.aura._intent import DEFAULT_MAX_STEPS
+from world.episodes.assistant._text import clip, key_terms, overlap, paths_in, slug
+from world.episodes.assistant.actions import ACTIONS, ActionInput, content_of, first_with
+from world.episodes.assistant.intent import (
+    HINT_FILE,
+    HINT_PATTERN,
+    build_frame,
+    deliverable_kinds,
+    known_facets,
+    question_for,
+    relevant_facets,
+    request_object,
+)
+from world.episodes.assistant.memory import AssistantMemory, relevant_notes
+from world.episodes.assistant.ports import ToolPort, response, tool_names
+
+WRITE_TOOL = "write_file"
+READ_TOOL = "read_file"
+MAX_HINTS = 8
+MAX_SOURCE_LINES = 15
+DONE_TOOLS: dict[str, tuple[str, ...]] = {
+    "purchase": ("mcp_appworld_amazon__place_order",),
+    "email": ("mcp_appworld_gmail__send_email", "mcp_appworld_gmail__reply_to_email"),
+    "text": ("mcp_appworld_phone__send_text_message",),
+    "note": ("mcp_appworld_simple_note__create_note",),
+    "expense": ("mcp_appworld_splitwise__record_expense",),
+    "music": ("mcp_appworld_spotify__create_playlist", "mcp_appworld_spotify__play_music"),
+    "todo": ("mcp_appworld_todoist__create_task",),
+    "schedule": ("schedule_task",),
+}
+"""A kind of deliverable is done in a session once one of these calls went through."""
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+)\s*")
+_FIRST_KINDS = frozenset({"request", "trigger"})
+
+
+def describe_payload(payload: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """A trigger's payload as ``key: value`` lines; a list of items gives one line per item."""
+    lines: list[str] = []
+    for key, value in payload.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            lines.extend(describe_payload(value, f"{name}."))
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, Mapping):
+                    text = item.get("text") or item.get("description") or item.get("title")
+                    rest = ", ".join(f"{k}={v}" for k, v in item.items() if not isinstance(v, Mapping | list))
+                    lines.append(f"{name}: {text}" if text else f"{name}: {rest}")
+                else:
+                    lines.append(f"{name}: {item}")
+        else:
+            lines.append(f"{name}: {value}")
+    return lines
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What the session has said so far, as the policy reads it."""
+
+    request: str
+    """The first turn's words (and a trigger's payload)."""
+    requirements: tuple[str, ...]
+    """What the user added after the request, oldest first (the current turn included)."""
+    first: bool
+    earlier_records: tuple[ToolRecord, ...]
+
+    @property
+    def combined(self) -> str:
+        return "\n".join((self.request, *self.requirements))
+
+
+def situation(turn: UserTurn, transcript: Sequence[TurnRecord]) -> Situation:
+    users = [r for r in transcript if r.role == "user"]
+    first = turn.kind in _FIRST_KINDS or not users
+    if first:
+        request = turn.text
+        if turn.trigger is not None and turn.trigger.payload:
+            request = "\n".join([turn.text, *describe_payload(turn.trigger.payload)])
+        requirements: tuple[str, ...] = ()
+    else:
+        request = users[0].text
+        requirements = (*(r.text for r in users[1:]), turn.text)
+    records = tuple(t for r in transcript if r.role == "assistant" for t in r.tool_records)
+    return Situation(request, requirements, first, records)
+
+
+def hint_lines(records: Sequence[ToolRecord], request: str) -> list[str]:
+    """Standing requirements found in the workspace by earlier probes: grep hits and the lines of
+    hint files (notes, preferences, README) that bear on the request (or come from a hint file)."""
+    out: dict[str, None] = {}
+    terms = key_terms(request)
+    for record in records:
+        found = response(record)
+        if found is None:
+            continue
+        if record.tool_name == "grep":
+            for hit in first_with(found, "path"):
+                text = next(
+                    (
+                        hit[k]
+                        for k in ("text", "line_text", "content", "match")
+                        if isinstance(hit.get(k), str)
+                    ),
+                    "",
+                )
+                if text.strip() and (HINT_FILE.search(str(hit["path"])) or overlap(terms, text)):
+                    out.setdefault(clip(_BULLET.sub("", text).strip(), 200), None)
+        elif record.tool_name == READ_TOOL and HINT_FILE.search(str(record.call.get("path", ""))):
+            content = found.get("content") if isinstance(found, dict) else None
+            for raw in str(content or "").splitlines():
+                line = _BULLET.sub("", raw).strip()
+                if len(key_terms(line)) >= 2 and re.search(
+                    HINT_PATTERN + "|prefer|use|name|format", line, re.I
+                ):
+                    out.setdefault(clip(line, 200), None)
+    return list(out)[:MAX_HINTS]
+
+
+@dataclass
+class _Turn:
+    """One turn's work in progress."""
+
+    records: list[ToolRecord] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    def call(self, port: ToolPort, tool: str, args: Mapping[str, Any]) -> ToolRecord:
+        record = port.call(tool, args)
+        self.records.append(record)
+        return record
+
+
+class OfflineAssistant:
+    """See the module docstring. ``probe_limit`` caps the IntentFrame step's probe budget."""
+
+    name = "offline"
+
+    def __init__(self, *, probe_limit: int = DEFAULT_MAX_STEPS) -> None:
+        self.probe_limit = probe_limit
+
+    # ---------------------------------------------------------------- the IntentFrame step
+
+    def frame(
+        self, seen: Situation, memory: AssistantMemory, names: frozenset[str], hints: Sequence[str] = ()
+    ) -> tuple[IntentFrame, list[str]]:
+        """The heuristic frame and the targeted questions still worth asking (first turn only)."""
+        notes = relevant_notes(memory, seen.combined)
+        facets = relevant_facets(deliverable_kinds(seen.request))
+        known = known_facets(facets, [seen.combined, *(n.text for n in notes), *hints])
+        probes = tuple(t for t in ("grep", "glob", READ_TOOL) if t in names)
+        frame = build_frame(
+            seen.request, facets=facets, known=known, remembered=[n.text for n in notes], probes=probes
+        )
+        obj = request_object(seen.request)
+        questions = [question_for(f, obj) for f in facets if f.name not in known] if seen.first else []
+        return frame, questions
+
+    def probe(
+        self, port: ToolPort, names: frozenset[str], budget: int, skip: Sequence[str]
+    ) -> list[ToolRecord]:
+        """Look for standing requirements in the workspace, at most ``budget`` calls."""
+        work = _Turn()
+        if budget >= 1 and "grep" in names:
+            work.call(port, "grep", {"pattern": HINT_PATTERN, "path": ".", "ignore_case": True})
+        candidates: list[str] = []
+        for hit in first_with(response(work.records[0]) if work.records else None, "path"):
+            candidates.append(str(hit["path"]))
+        if budget >= 2 and "glob" in names:
+            listed = response(work.call(port, "glob", {"pattern": "**/*"}))
+            candidates.extend(_paths_listed(listed))
+        hint_files = [p for p in dict.fromkeys(candidates) if HINT_FILE.search(p) and p not in skip]
+        for path in hint_files[: max(0, budget - len(work.records))]:
+            if READ_TOOL in names:
+                work.call(port, READ_TOOL, {"path": path})
+        return work.records
+
+    # ---------------------------------------------------------------- a turn
+
+    def respond(
+        self,
+        turn: UserTurn,
+        transcript: Sequence[TurnRecord],
+        memory: AssistantMemory,
+        tools: ToolPort,
+        *,
+        intent_step: bool,
+    ) -> AssistantReply:
+        """Answer ``turn``; ``transcript`` holds the session's earlier turns (not ``turn``)."""
+        seen = situation(turn, transcript)
+        names = tool_names(tools.tools())
+        work = _Turn()
+        notes = relevant_notes(memory, seen.combined)
+
+        # 1. the files the request names: inputs if they exist, else outputs to write
+        sources: dict[str, str] = {}
+        outputs: list[str] = []
+        for path in paths_in(seen.request if seen.first else turn.text):
+            if READ_TOOL not in names:
+                break
+            found = response(work.call(tools, READ_TOOL, {"path": path}))
+            if isinstance(found, dict) and isinstance(found.get("content"), str):
+                sources[path] = found["content"]
+            else:
+                outputs.append(path)
+
+        # 2.-3. the IntentFrame step
+        frame: IntentFrame | None = None
+        questions: list[str] = []
+        hints: list[str] = []
+        if intent_step:
+            frame, questions = self.frame(seen, memory, names)
+            if seen.first:
+                budget = budget_for_gap(frame.gap, self.probe_limit)
+                work.records.extend(self.probe(tools, names, budget, skip=list(sources)))
+            hints = hint_lines([*seen.earlier_records, *work.records], seen.combined)
+            frame, questions = self.frame(seen, memory, names, hints)
+            frame = frame.model_copy(
+                update={
+                    "implicit_needs": (*frame.implicit_needs, *(f"workspace: {h}" for h in hints)),
+                    "recommended_probes": frame.recommended_probes,
+                }
+            )
+
+        # 4. the deliverable
+        kinds = deliverable_kinds(seen.request if seen.first else seen.combined)
+        done = {t.tool_name for t in seen.earlier_records if t.status == "ok"}
+        applied = [n.text for n in notes]
+        body = _body(seen, applied, hints)
+        commit = not questions
+        for kind in kinds:
+            action = ACTIONS.get(kind)
+            if action is None or any(t in done for t in DONE_TOOLS.get(kind, ())):
+                continue
+            act = ActionInput(request=seen.combined, body=body, names=names, port=tools)
+            action(act, commit=commit)
+            work.records.extend(act.run.records)
+            work.lines.extend(act.run.lines)
+        written = None
+        if "document" in kinds:
+            written = self._write(tools, names, seen, work, outputs, sources, applied, hints, turn)
+
+        text = _reply(seen, sources, written, applied, hints, work.lines, questions)
+        return AssistantReply(
+            task_id=turn.task_id,
+            turn=turn.turn,
+            text=text,
+            tool_records=tuple(work.records),
+            frame=frame,
+            backend=self.name,
+        )
+
+    def _write(  # noqa: PLR0917 - one call site, every piece of the turn
+        self,
+        tools: ToolPort,
+        names: frozenset[str],
+        seen: Situation,
+        work: _Turn,
+        outputs: Sequence[str],
+        sources: Mapping[str, str],
+        applied: Sequence[str],
+        hints: Sequence[str],
+        turn: UserTurn,
+    ) -> str | None:
+        earlier = [
+            str(t.call["path"])
+            for t in seen.earlier_records
+            if t.tool_name == WRITE_TOOL and t.status == "ok"
+        ]
+        path = (
+            earlier[0]
+            if earlier
+            else outputs[0]
+            if outputs
+            else f"outputs/{slug(request_object(seen.request))}.md"
+        )
+        content = _document(seen, sources, applied, hints)
+        if WRITE_TOOL not in names:
+            work.lines.append("I cannot write files here, so the draft follows:\n" + content)
+            return None
+        record = work.call(tools, WRITE_TOOL, {"path": path, "content": content})
+        if record.status != "ok":
+            work.lines.append(f"Writing {path} failed ({record.status}): {record.result.get('error', '')}")
+            return None
+        return path
+
+
+def _paths_listed(listed: Any) -> list[str]:
+    if isinstance(listed, dict):
+        for key in ("paths", "matches", "files", "entries"):
+            items = listed.get(key)
+            if isinstance(items, list):
+                return [
+                    str(i.get("path", i.get("name", ""))) if isinstance(i, dict) else str(i) for i in items
+                ]
+    return []
+
+
+def _body(seen: Situation, applied: Sequence[str], hints: Sequence[str]) -> str:
+    """What a message or a note says: the request's content, then what the user asked for since."""
+    parts = [content_of(seen.request.splitlines()[0] if seen.request else "")]
+    parts.extend(seen.requirements)
+    parts.extend(applied)
+    parts.extend(hints)
+    return "\n".join(p for p in parts if p.strip())
+
+
+def _document(
+    seen: Situation, sources: Mapping[str, str], applied: Sequence[str], hints: Sequence[str]
+) -> str:
+    obj = request_object(seen.request)
+    lines = [f"# {obj[:1].upper() + obj[1:]}", "", seen.request.strip(), ""]
+    requirements = [*seen.requirements, *applied, *hints]
+    if requirements:
+        lines += ["## Requirements", *(f"- {clip(r, 400)}" for r in requirements), ""]
+    for path, text in sources.items():
+        kept = [ln.rstrip() for ln in text.splitlines() if ln.strip()][:MAX_SOURCE_LINES]
+        lines += [f"## From {path}", *kept, ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _reply(  # noqa: PLR0917 - one call site, every piece of the turn
+    seen: Situation,
+    sources: Mapping[str, str],
+    written: str | None,
+    applied: Sequence[str],
+    hints: Sequence[str],
+    done: Sequence[str],
+    questions: Sequence[str],
+) -> str:
+    lines = [f"Working on: {clip(seen.request, 300)}" if seen.first else "Thanks, I have updated the work."]
+    if sources:
+        lines.append("I read " + ", ".join(sources) + ".")
+    if seen.requirements:
+        lines.append("Your requirements so far:")
+        lines += [f"- {clip(r, 300)}" for r in seen.requirements]
+    if applied:
+        lines.append("From what you told me before, I applied:")
+        lines += [f"- {clip(n, 300)}" for n in applied]
+    if hints:
+        lines.append("From your workspace I applied:")
+        lines += [f"- {h}" for h in hints]
+    if written is not None:
+        lines.append(f"I wrote {written} with the request and all of the above.")
+    lines += list(done)
+    if questions:
+        lines.append("Before I finalise, a few questions:")
+        lines += [f"- {q}" for q in questions]
+    return "\n".join(lines)

@@ -1,0 +1,227 @@
+"""PROC and COMP of pi-Bench (Section 3.5, Appendix C), and the two readings of a tool history.
+
+Readings of a session's tool history, as pi-Bench record dicts ``{"tool_name", "call", "result"}``:
+
+- ``faithful``: pi-Bench's own reading: only the LAST record of each tool name, names compared
+  exactly. The kept records stay in the order they happened (the position of their last call);
+- ``corrected``: the full history in order, every name canonicalised
+  (``world.episodes.apps.canonical_tool_name``, prefix-tolerant); an unknown name is kept as is.
+
+PROC pools intents: a task's score counts the intents of every task it (transitively) depends on;
+an episode's PROC weights each dependency group's pooled score by the group's size. COMP is the
+weighted mean of the checklist items that passed. ``mean_std`` uses the sample standard
+deviation (n - 1), 0 for a single value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from messages.episodes import CriterionResult, IntentResult, ToolRecord, ToolSelection
+from world.episodes.apps import canonical_tool_name
+
+Reading = Literal["faithful", "corrected"]
+PROACTIVE = frozenset({"completed", "inferred"})
+
+
+def _record(record: ToolRecord, name: str | None = None) -> dict[str, Any]:
+    return {
+        "tool_name": name if name is not None else record.tool_name,
+        "call": dict(record.call),
+        "result": dict(record.result),
+    }
+
+
+def faithful_history(history: Sequence[ToolRecord]) -> list[dict[str, Any]]:
+    last = {record.tool_name: i for i, record in enumerate(history)}
+    return [_record(record) for i, record in enumerate(history) if last[record.tool_name] == i]
+
+
+def canonical_name(name: str) -> str:
+    """The published name of a tool called by any accepted spelling; unknown names unchanged."""
+    return canonical_tool_name(name) or name
+
+
+def corrected_history(history: Sequence[ToolRecord]) -> list[dict[str, Any]]:
+    return [_record(record, canonical_name(record.tool_name)) for record in history]
+
+
+def reading_of(history: Sequence[ToolRecord], reading: Reading) -> list[dict[str, Any]]:
+    return faithful_history(history) if reading == "faithful" else corrected_history(history)
+
+
+# ---------------------------------------------------------------- selected evidence
+
+_MISSING = object()
+
+
+def _walk(value: Any, segments: Sequence[str]) -> Any:
+    """A dotted path into JSON: a number indexes a list, a name maps over a list's items."""
+    if not segments:
+        return value
+    head, rest = segments[0], segments[1:]
+    if isinstance(value, Mapping):
+        return _walk(value[head], rest) if head in value else _MISSING
+    if isinstance(value, list):
+        if head.isdigit():
+            return _walk(value[int(head)], rest) if int(head) < len(value) else _MISSING
+        found = [v for v in (_walk(item, segments) for item in value) if v is not _MISSING]
+        return found if found else _MISSING
+    return _MISSING
+
+
+def result_field(result: Mapping[str, Any], path: str) -> Any:
+    """A selected result field: ``path`` from the record's result, else from its ``response``
+    (task files write both ``response.order_id`` and ``order_id``). Raises KeyError if absent."""
+    segments = [s for s in path.split(".") if s]
+    value = _walk(result, segments)
+    if value is _MISSING and isinstance(result.get("response"), Mapping | list):
+        value = _walk(result["response"], segments)
+    if value is _MISSING:
+        raise KeyError(path)
+    return value
+
+
+def select_evidence(
+    history: Sequence[ToolRecord], selections: Sequence[ToolSelection], reading: Reading
+) -> list[dict[str, Any]]:
+    """The records a task's ``tools`` entries name, cut to the call keys and result paths they
+    list (a selection listing neither keeps the whole record), in history order. Under the
+    corrected reading the selection's name is canonicalised too."""
+    records = reading_of(history, reading)
+    chosen: list[tuple[str, ToolSelection]] = [
+        (canonical_name(s.tool_name) if reading == "corrected" else s.tool_name, s) for s in selections
+    ]
+    out: list[dict[str, Any]] = []
+    for record in records:
+        for name, selection in chosen:
+            if record["tool_name"] != name:
+                continue
+            if not selection.call and not selection.result:
+                out.append(record)
+                continue
+            call = {k: record["call"][k] for k in selection.call if k in record["call"]}
+            result: dict[str, Any] = {}
+            for path in selection.result:
+                try:
+                    result[path] = result_field(record["result"], path)
+                except KeyError:
+                    continue
+            out.append({"tool_name": record["tool_name"], "call": call, "result": result})
+    return out
+
+
+# ---------------------------------------------------------------- COMP
+
+
+def comp(criteria: Sequence[CriterionResult], reading: Reading = "corrected") -> float | None:
+    """Weighted mean of the items that passed under ``reading``; None when there are no items."""
+    total = sum(c.weight for c in criteria)
+    if not criteria or total <= 0:
+        return None
+    passed = sum(c.weight for c in criteria if (c.passed if reading == "corrected" else c.passed_faithful))
+    return passed / total
+
+
+def episode_comp(comps: Iterable[float | None]) -> float | None:
+    """Mean task COMP over the tasks that have a checklist (None entries are left out)."""
+    values = [c for c in comps if c is not None]
+    return sum(values) / len(values) if values else None
+
+
+# ---------------------------------------------------------------- PROC
+
+
+def task_proc(intents: Sequence[IntentResult]) -> float | None:
+    """(completed + inferred) / all intents; an intent still open is not proactive."""
+    if not intents:
+        return None
+    return sum(i.status in PROACTIVE for i in intents) / len(intents)
+
+
+def ancestors(task_id: str, depends_on: Mapping[str, Sequence[str]]) -> list[str]:
+    """Every task ``task_id`` depends on, transitively, nearest first; safe on cycles."""
+    seen: list[str] = []
+    frontier = list(depends_on.get(task_id, ()))
+    while frontier:
+        current = frontier.pop(0)
+        if current == task_id or current in seen:
+            continue
+        seen.append(current)
+        frontier.extend(depends_on.get(current, ()))
+    return seen
+
+
+def pooled_proc(
+    task_id: str,
+    intents_by_task: Mapping[str, Sequence[IntentResult]],
+    depends_on: Mapping[str, Sequence[str]],
+) -> float | None:
+    """PROC of the task's intents pooled with those of every task it depends on (a task that
+    did not run contributes nothing)."""
+    pool: list[IntentResult] = list(intents_by_task.get(task_id, ()))
+    for other in ancestors(task_id, depends_on):
+        pool.extend(intents_by_task.get(other, ()))
+    return task_proc(pool)
+
+
+def dependency_groups(tasks: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, ...]]:
+    """Connected components of the dependency graph (edges either way), in episode order: groups
+    ordered by their first task, tasks within a group in episode order. Unknown ids are ignored."""
+    order = [task_id for task_id, _ in tasks]
+    parent = {task_id: task_id for task_id in order}
+
+    def root(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for task_id, deps in tasks:
+        for dep in deps:
+            if dep in parent:
+                a, b = root(task_id), root(dep)
+                if a != b:
+                    # The earlier task's root wins, so a group is named by its first member.
+                    first, second = sorted((a, b), key=order.index)
+                    parent[second] = first
+    groups: dict[str, list[str]] = {}
+    for task_id in order:
+        groups.setdefault(root(task_id), []).append(task_id)
+    return [tuple(members) for members in groups.values()]
+
+
+def group_proc(group: Sequence[str], intents_by_task: Mapping[str, Sequence[IntentResult]]) -> float | None:
+    return task_proc([i for task_id in group for i in intents_by_task.get(task_id, ())])
+
+
+def episode_proc(
+    tasks: Sequence[tuple[str, Sequence[str]]], intents_by_task: Mapping[str, Sequence[IntentResult]]
+) -> float | None:
+    """Sum over dependency groups of |group| * pooled PROC, over the summed sizes of the groups
+    that have intents; None when no task has any."""
+    weighted = 0.0
+    sizes = 0
+    for group in dependency_groups(tasks):
+        score = group_proc(group, intents_by_task)
+        if score is None:
+            continue
+        weighted += len(group) * score
+        sizes += len(group)
+    return weighted / sizes if sizes else None
+
+
+# ---------------------------------------------------------------- repeated runs
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (n - 1); the deviation of one value is 0."""
+    if not values:
+        raise ValueError("mean_std needs at least one value")
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        return mean, 0.0
+    variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+    return mean, math.sqrt(variance)
