@@ -105,6 +105,8 @@ class TurnRecord(_Frozen):
     text: str
     tool_records: tuple[ToolRecord, ...] = ()
     sim_time: float = 0.0
+    frame: IntentFrame | None = None
+    """The assistant's IntentFrame for this turn, when it ran the AURA step."""
 
 
 # ---------------------------------------------------------------- runner <-> simulated user
@@ -170,6 +172,9 @@ class UserTurn(Message):
     tools: str = ""
     """The address of the episode's tool registry (``registry.EP``)."""
     sim_time: float = 0.0
+    session: str = ""
+    """This run of the session (a nonce): echo it in the reply. A reply to an aborted run of the
+    same task (redelivered after a crash) carries another and is ignored."""
 
 
 @message("episode.assistant_reply", 1)
@@ -186,6 +191,8 @@ class AssistantReply(Message):
     backend: str = "offline"
     error: str | None = None
     """The assistant could not do its work (the reply says so to the user)."""
+    session: str = ""
+    """``UserTurn.session``, echoed."""
 
 
 @message("episode.end_session", 1)

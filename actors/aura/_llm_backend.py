@@ -9,8 +9,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from actors.aura import _prompts as prompts
-from actors.llm import Completion, LLMError, LLMGateway, Stage, Structured
-from messages.aura import IntentFrame, UsageSummary
+from actors.llm import LLMError, LLMGateway, MeteredCalls, Stage
+from messages.aura import IntentFrame
 from world.aura import (
     AnswerRequest,
     Critique,
@@ -50,43 +50,11 @@ class CritiqueOut(BaseModel):
     note: str = ""
 
 
-class LLMBackend:
+class LLMBackend(MeteredCalls):
     def __init__(self, gateway: LLMGateway, *, actor: str = "env") -> None:
-        self.gateway = gateway
-        self.actor = actor
+        super().__init__(gateway, actor=actor)
         self.name = f"llm:{gateway.config.model}"
         self._offline = OfflineBackend()
-        self._fallbacks: list[str] = []
-        self._completions: list[Completion] = []
-        self._failed_attempts = 0
-        """Requests behind calls that gave no usable answer (their tokens are not known here)."""
-
-    def usage(self) -> UsageSummary:
-        """What this backend's calls cost (one backend serves one query)."""
-        done = self._completions
-        return UsageSummary(
-            model_calls=sum(c.attempts for c in done) + self._failed_attempts,
-            cache_hits=sum(c.cached for c in done),
-            prompt_tokens=sum(c.prompt_tokens for c in done),
-            completion_tokens=sum(c.completion_tokens for c in done),
-            cost_usd=sum(c.cost_usd for c in done),
-            fallbacks=tuple(self._fallbacks),
-        )
-
-    def _structured(self, stage: Stage, messages: list[dict[str, str]], schema: type[T]) -> T:
-        out: Structured[T] = self.gateway.structured(stage, messages, schema, actor=self.actor)
-        self._completions.append(out.completion)
-        return out.value
-
-    def _complete(self, stage: Stage, messages: list[dict[str, str]]) -> str:
-        done = self.gateway.complete(stage, messages, actor=self.actor)
-        self._completions.append(done)
-        return done.text
-
-    def _fallback(self, stage: Stage, exc: LLMError) -> None:
-        self._failed_attempts += exc.attempts
-        self.gateway.record_fallback(stage, self.actor, exc.reason)
-        self._fallbacks.append(f"{stage.value}: {exc.reason}")
 
     def infer_intent(self, query: str, view: SceneView, tools: Sequence[ToolInfo]) -> IntentFrame:
         subject = self._offline.infer_intent(query, view, tools)

@@ -21,9 +21,9 @@ from pydantic import BaseModel, Field
 
 from actors.bus import AskTimeoutError, Bus, RemoteError
 from actors.episodes import _assistant_prompts as prompts
-from actors.llm import Completion, GatewayConfig, LLMError, LLMGateway, Stage, Structured
+from actors.llm import GatewayConfig, LLMError, LLMGateway, MeteredCalls, Stage
 from actors.runtime import Context, StatefulActor, on
-from messages.aura import IntentFrame, UsageSummary
+from messages.aura import IntentFrame
 from messages.episodes import AssistantReply, EndSession, ToolRecord, TurnRecord, UserTurn
 from messages.probes import ListTools, ProbeCall, ProbeResult, ToolList
 from world.aura import budget_for_gap
@@ -127,7 +127,7 @@ class NotesOut(BaseModel):
     notes: list[NoteOut] = []
 
 
-class LLMAssistant:
+class LLMAssistant(MeteredCalls):
     """The ReAct assistant: JSON steps through ``LLMGateway.structured`` (Stage.ANSWER), each tool
     result fed back, at most ``max_steps`` steps a turn. One instance serves one actor; ``usage``
     is reset at the start of each turn."""
@@ -135,41 +135,11 @@ class LLMAssistant:
     def __init__(
         self, gateway: LLMGateway, *, actor: str = "assistant", max_steps: int = 8, probe_limit: int = 3
     ) -> None:
-        self.gateway = gateway
-        self.actor = actor
+        super().__init__(gateway, actor=actor)
         self.max_steps = max(1, max_steps)
         self.offline = OfflineAssistant(probe_limit=probe_limit)
         self.probe_limit = probe_limit
         self.name = f"llm:{gateway.config.model}"
-        self._completions: list[Completion] = []
-        self._fallbacks: list[str] = []
-        self._failed_attempts = 0
-
-    # -- accounting (as actors.aura.LLMBackend)
-
-    def _reset(self) -> None:
-        self._completions, self._fallbacks, self._failed_attempts = [], [], 0
-
-    def usage(self) -> UsageSummary:
-        done = self._completions
-        return UsageSummary(
-            model_calls=sum(c.attempts for c in done) + self._failed_attempts,
-            cache_hits=sum(c.cached for c in done),
-            prompt_tokens=sum(c.prompt_tokens for c in done),
-            completion_tokens=sum(c.completion_tokens for c in done),
-            cost_usd=sum(c.cost_usd for c in done),
-            fallbacks=tuple(self._fallbacks),
-        )
-
-    def _structured(self, stage: Stage, messages: list[dict[str, str]], schema: type[T]) -> T:
-        out: Structured[T] = self.gateway.structured(stage, messages, schema, actor=self.actor)
-        self._completions.append(out.completion)
-        return out.value
-
-    def _fallback(self, stage: Stage, exc: LLMError) -> None:
-        self._failed_attempts += exc.attempts
-        self.gateway.record_fallback(stage, self.actor, exc.reason)
-        self._fallbacks.append(f"{stage.value}: {exc.reason}")
 
     # -- a turn
 
@@ -182,7 +152,7 @@ class LLMAssistant:
         *,
         intent_step: bool,
     ) -> AssistantReply:
-        self._reset()
+        self.reset()
         listing = tools.tools()
         names = tool_names(listing)
         seen = situation(turn, transcript)
@@ -280,7 +250,7 @@ class LLMAssistant:
     def consolidate(
         self, memory: AssistantMemory, *, task_id: str, transcript: Sequence[TurnRecord], sim_time: float
     ) -> AssistantMemory:
-        self._reset()
+        self.reset()
         kept = [n for n in memory.notes if n.task_id != task_id]
         try:
             out = self._structured(Stage.REFLECTION, prompts.memory_messages(kept, transcript), NotesOut)
@@ -381,6 +351,9 @@ class AssistantActor(StatefulActor[AssistantState]):
             sim_time=turn.sim_time,
         )
         self.state.transcripts[turn.task_id] = [*transcript, user, own]
+        # The session's nonce goes back with the reply, so a late reply to an aborted run of the
+        # same session is told apart from the current one.
+        reply = reply.model_copy(update={"session": turn.session})
         ctx.tell(turn.reply_to, reply, sim_time=turn.sim_time)
         log.info(
             "assistant replied",

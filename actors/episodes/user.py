@@ -10,8 +10,6 @@ every status change is published on ``EPISODE_EVENTS``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import structlog
 from pydantic import BaseModel
 
@@ -68,6 +66,8 @@ class ActiveSession(BaseModel):
     transcript: list[TurnRecord] = []
     turn: int = 1
     """The assistant turn awaited next."""
+    nonce: str = ""
+    """Identifies this run of the session (the id of the StartSession message)."""
     usage: UsageSummary = UsageSummary()
     assistant_usage: UsageSummary = UsageSummary()
 
@@ -120,6 +120,7 @@ class SimulatedUserActor(StatefulActor[UserState]):
             judge=msg.judge,
             model=msg.model,
             tracker=tracker,
+            nonce=ctx.envelope.id,
         )
         self.state.session = session
         kind: TurnKind = "trigger" if spec.trigger.source != "user" else "request"
@@ -131,7 +132,8 @@ class SimulatedUserActor(StatefulActor[UserState]):
     @on(AssistantReply)
     def reply(self, ctx: Context, msg: AssistantReply) -> None:
         session = self.state.session
-        if session is None or msg.task_id != session.spec.task_id or msg.turn != session.turn:
+        stale = msg.session and msg.session != session.nonce if session is not None else True
+        if session is None or stale or msg.task_id != session.spec.task_id or msg.turn != session.turn:
             log.warning("stale assistant reply ignored", task=msg.task_id, turn=msg.turn)
             return
         spec = session.spec
@@ -142,6 +144,7 @@ class SimulatedUserActor(StatefulActor[UserState]):
             text=msg.text,
             tool_records=msg.tool_records,
             sim_time=spec.sim_time,
+            frame=msg.frame,
         )
         session.transcript.append(record)
         session.assistant_usage = add_usage(session.assistant_usage, msg.usage)
@@ -211,6 +214,7 @@ class SimulatedUserActor(StatefulActor[UserState]):
                 reply_to=ctx.address,
                 tools=session.tools,
                 sim_time=spec.sim_time,
+                session=session.nonce,
             ),
             sim_time=spec.sim_time,
         )
@@ -261,6 +265,3 @@ class SimulatedUserActor(StatefulActor[UserState]):
         gateway = self.gateways.get(session.model)
         actor = self.address
         return LLMIntentJudge(gateway, actor=actor), LLMUserVoice(gateway, actor=actor), gateway
-
-
-JudgeFactory = Callable[[ActiveSession], tuple[IntentJudge, UserVoice]]

@@ -40,7 +40,7 @@ def load_all(path: Path) -> list[LoadedEpisode]:
     try:
         return [load_episode(d) for d in dirs]
     except TaskFormatError as exc:
-        raise EpisodeUsageError(str(exc)) from None
+        raise EpisodeUsageError(f"{exc} (--lint lists every problem)") from None
 
 
 def lint(path: Path) -> tuple[int, str]:

@@ -58,7 +58,7 @@ from messages.episodes import (
     ToolHistory,
 )
 from messages.town import Rejected
-from world.episodes.tasks import grading_spec, session_spec
+from world.episodes.tasks import describe_payload, grading_spec, session_spec
 
 log = structlog.get_logger("auratown.episodes")
 
@@ -249,7 +249,9 @@ class UnitRunner:
         if self.settings.max_turns is not None:
             spec = spec.model_copy(update={"max_turns": self.settings.max_turns})
         if spec.trigger.source == "heartbeat":
-            spec = spec.model_copy(update={"trigger": self._heartbeat(spec.trigger, clock, previous)})
+            trigger = self._heartbeat(spec.trigger, clock, previous)
+            text = describe_payload("heartbeat", trigger.payload or {})
+            spec = spec.model_copy(update={"trigger": trigger, "initial_input": text})
         judge: Judgement = "llm" if self.settings.judge_model else "deterministic"
         started = self._ask(
             self.user,

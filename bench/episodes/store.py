@@ -172,6 +172,7 @@ def trace_lines(ended: SessionEnded, grade: SessionGrade) -> list[dict[str, Any]
                 "text": t.text,
                 "sim_time": t.sim_time,
                 "tools": [r.model_dump(mode="json") for r in t.tool_records],
+                "frame": t.frame.model_dump(mode="json") if t.frame is not None else None,
             }
         )
     for i in ended.intents:

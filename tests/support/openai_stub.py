@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -107,7 +108,9 @@ def _chat_completion(request: dict[str, Any], content: str, n: int) -> dict[str,
 class OpenAIStub:
     """``with OpenAIStub() as stub: stub.script(ok("hi")); ... api_base=stub.url``."""
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Callable[[dict[str, Any]], Reply] | None = None) -> None:
+        """``responder``: answers a request when no scripted reply is left (a long run's model)."""
+        self._responder = responder
         self._lock = threading.Lock()
         self._replies: deque[Reply] = deque()
         self._requests: list[dict[str, Any]] = []
@@ -156,9 +159,11 @@ class OpenAIStub:
             self._paths.append(path)
             if path.rstrip("/") != "/v1/chat/completions":
                 return http_error(404, f"no route {path}")
-            if not self._replies:
-                return http_error(400, "unscripted request")
-            return self._replies.popleft()
+            if self._replies:
+                return self._replies.popleft()
+        if self._responder is not None:
+            return self._responder(request)
+        return http_error(400, "unscripted request")
 
     def start(self) -> OpenAIStub:
         self._thread.start()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from messages.episodes import ToolRecord
-from world.episodes.assistant._text import clip, key_terms, overlap
+from world.episodes.assistant._text import clip, key_terms, overlap, words
 from world.episodes.assistant.intent import request_object
 from world.episodes.assistant.ports import ToolPort, response
 
@@ -55,7 +55,7 @@ _NAME_AFTER = re.compile(
     r"\b(?i:to|text|message|email|e-mail|tell|ask|with|for)\s+([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)"
 )
 _TODO = re.compile(
-    r"\b(?:remind me to|remember to|add (?:a )?(?:task|todo|to-do)(?: to)?|todo:?|to-do:?)\s*(.+)$",
+    r"\b(?:remind me to|remember to|add (?:a )?(?:task|todo|to-do)(?: to)?|todo\b:?|to-do\b:?)\s*(.+)$",
     re.IGNORECASE | re.MULTILINE,
 )
 _IN_MINUTES = re.compile(r"\bin\s+(\d+)\s*(minutes?|mins?|hours?|hrs?|days?)\b", re.IGNORECASE)
@@ -79,7 +79,13 @@ class ActionInput:
     """The text to send or store: the request's content plus the requirements and notes applied."""
     names: frozenset[str]
     port: ToolPort
+    ask: str = ""
+    """The user's sentence that asked for this action: its object and recipients come from it."""
     run: ActionRun = field(default_factory=ActionRun)
+
+    @property
+    def asked(self) -> str:
+        return self.ask or self.request
 
     def has(self, tool: str) -> bool:
         return tool in self.names
@@ -107,6 +113,35 @@ def first_with(value: Any, key: str) -> list[dict[str, Any]]:
         for v in value:
             found.extend(first_with(v, key))
     return found
+
+
+_DIGITS = re.compile(r"\b\d{3,}\b")
+_QUOTED = re.compile(r"'([^']{2,80})'|\"([^\"]{2,80})\"")
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\b")
+
+
+def quoted(text: str) -> list[str]:
+    return [a or b for a, b in _QUOTED.findall(text)]
+
+
+def resolve(records: Sequence[dict[str, Any]], text: str) -> dict[str, Any] | None:
+    """The one record ``text`` points at: the only one there is, one named in quotes, else the single
+    best by shared words and numbers (a card's last four digits). None when nothing tells them apart."""
+    if len(records) == 1:
+        return records[0]
+    names = {q.lower() for q in quoted(text)}
+    for record in records:
+        if any(str(v).lower() in names for v in record.values() if isinstance(v, str)):
+            return record
+    terms, digits = key_terms(text), set(_DIGITS.findall(text))
+    scored = []
+    for record in records:
+        shown = " ".join(str(v) for v in record.values())
+        scored.append(overlap(terms, shown) + 2 * len(digits & set(_DIGITS.findall(shown))))
+    best = max(scored, default=0)
+    if best == 0 or scored.count(best) > 1:
+        return None
+    return records[scored.index(best)]
 
 
 def best_match(records: Sequence[dict[str, Any]], text: str) -> dict[str, Any] | None:
@@ -149,6 +184,14 @@ def person(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+def people(ask: str) -> list[str]:
+    """Capitalised names after the request verb ("Text Dario, Mina and Joss"): candidates only, a
+    name is a recipient once the contacts know it."""
+    m = re.search(r"\b(?i:text|message|sms|email|e-mail|tell|remind|ask)\b", ask)
+    rest = ask[m.end() :] if m else ask
+    return list(dict.fromkeys(_NAME.findall(rest)))
+
+
 def product_query(text: str) -> str:
     obj = request_object(text)
     obj = _MAX_PRICE.sub("", obj)
@@ -168,7 +211,7 @@ def purchase(a: ActionInput, *, commit: bool) -> None:
     search = f"{AMAZON}search_products"
     if not a.has(search):
         return
-    query = product_query(a.request)
+    query = product_query(a.asked)
     args: dict[str, Any] = {"query": query}
     limit = max_price(a.request)
     if limit is not None:
@@ -176,9 +219,12 @@ def purchase(a: ActionInput, *, commit: bool) -> None:
     products = first_with(a.call(search, args), "product_id")
     if not products and len(query.split()) > 1:
         products = first_with(a.call(search, {**args, "query": key_terms(query)[-1]}), "product_id")
+    # Only a product named like the thing asked for: an order for anything else is a mistake.
+    wanted = key_terms(query)
+    products = [p for p in products if overlap(wanted, str(p.get("name") or p.get("title") or ""))]
     product = best_match(products, a.request)
     if product is None:
-        a.run.lines.append(f"I found no product matching '{query}'.")
+        a.run.lines.append(f"I found no product matching '{query}'; which product do you mean?")
         return
     n = quantity(a.request)
     name = product.get("name") or product.get("title") or f"product {product['product_id']}"
@@ -188,13 +234,19 @@ def purchase(a: ActionInput, *, commit: bool) -> None:
         # Nothing goes into the cart yet: the answers may change the product or the quantity.
         a.run.lines.append(f"I found {shown}; I will order it once you answer the questions below.")
         return
-    a.call(f"{AMAZON}add_product_to_cart", {"product_id": product["product_id"], "quantity": n})
-    a.run.lines.append(f"Added {n} x {shown} to the cart.")
-    card = best_match(first_with(a.call(f"{AMAZON}show_payment_cards", {}), "payment_card_id"), a.request)
-    address = best_match(first_with(a.call(f"{AMAZON}show_addresses", {}), "address_id"), a.request)
+    card = resolve(first_with(a.call(f"{AMAZON}show_payment_cards", {}), "payment_card_id"), a.request)
+    address = resolve(first_with(a.call(f"{AMAZON}show_addresses", {}), "address_id"), a.request)
     if card is None or address is None:
-        a.run.lines.append("I could not find a payment card and an address to order with.")
+        a.run.lines.append(
+            f"I found {shown}. Which payment card and which delivery address should I use for the order?"
+        )
         return
+    pack = re.search(r"\bpacks? of (\d+)\b", str(name), re.IGNORECASE)
+    if pack and n >= int(pack.group(1)) > 1:
+        n = -(-n // int(pack.group(1)))  # the user counted items; the shop sells packs of them
+    if a.call(f"{AMAZON}add_product_to_cart", {"product_id": product["product_id"], "quantity": n}) is None:
+        return  # nothing in the cart: no order
+    a.run.lines.append(f"Added {n} x {shown} to the cart.")
     placed = a.call(
         f"{AMAZON}place_order",
         {"payment_card_id": card["payment_card_id"], "address_id": address["address_id"]},
@@ -206,33 +258,45 @@ def purchase(a: ActionInput, *, commit: bool) -> None:
         )
 
 
-def _contact(a: ActionInput, name: str, key: str) -> str | None:
+def contact(a: ActionInput, name: str) -> dict[str, Any] | None:
+    """The contact ``name`` is, if the contacts know it (every word of the name in theirs)."""
     search = f"{PHONE}search_contacts"
     if not a.has(search):
         return None
-    contact = best_match(first_with(a.call(search, {"query": name}), "contact_id"), name)
-    value = contact.get(key) if contact else None
+    wanted = set(words(name))
+    found = [
+        c
+        for c in first_with(a.call(search, {"query": name}), "contact_id")
+        if wanted <= set(words(str(c.get("name", ""))))
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _contact(a: ActionInput, name: str, key: str) -> str | None:
+    found = contact(a, name)
+    value = found.get(key) if found else None
     return str(value) if value else None
 
 
 def email(a: ActionInput, *, commit: bool) -> None:
     obj = request_object(a.request)
-    if re.search(r"\breply\b", a.request, re.I) and a.has(f"{GMAIL}search_emails"):
-        who = person(a.request) or obj
+    if re.search(r"\breply\b", a.asked, re.I) and a.has(f"{GMAIL}search_emails"):
+        who = person(a.asked) or obj
         found = first_with(a.call(f"{GMAIL}search_emails", {"query": who}), "email_id")
         target = best_match(found, a.request)
         if target is not None and commit:
             a.call(f"{GMAIL}reply_to_email", {"email_id": target["email_id"], "body": a.body})
             a.run.lines.append(f"Replied to email {target['email_id']}.")
             return
-    addresses = _EMAIL.findall(a.request)
+    addresses = _EMAIL.findall(a.asked) or _EMAIL.findall(a.request)
     to = addresses[0] if addresses else None
-    name = person(a.request)
+    name = person(a.asked)
     if to is None and name is not None:
         to = _contact(a, name, "email")
     if to is None:
-        a.run.lines.append("I need the recipient's e-mail address.")
+        a.run.lines.append("Whom should I e-mail: which address or contact?")
         return
+    obj = request_object(a.asked)
     topic = re.split(r"\s+(?:saying|that says|to say|telling)\b|:", obj)[0]
     if name and topic.startswith(name):
         topic = topic[len(name) :].strip()
@@ -252,23 +316,29 @@ def text_message(a: ActionInput, *, commit: bool) -> None:
     tool = f"{PHONE}send_text_message"
     if not a.has(tool) or not commit:
         return
-    numbers = _PHONE.findall(a.request)
-    name = person(a.request)
-    target: dict[str, Any] = {"phone_number": numbers[0].strip()} if numbers else {}
-    if not target and name:
-        target = {"contact_name": name}
-    if not target:
-        a.run.lines.append("I need to know whom to text.")
+    targets: list[dict[str, Any]] = [
+        {"phone_number": n.strip()} for n in _PHONE.findall(a.asked) if not _DATE.search(n)
+    ]
+    for name in people(a.asked) if not targets else ():
+        found = contact(a, name)
+        if found is None:
+            continue  # a name the contacts do not know is not a recipient ("Easter week")
+        number = found.get("phone_number") or found.get("phone")
+        targets.append({"phone_number": str(number)} if number else {"contact_name": str(found["name"])})
+    if not targets:
+        a.run.lines.append("Whom should I text? I found nobody in your contacts by the names you gave.")
         return
-    a.call(tool, {**target, "message": a.body})
-    a.run.lines.append(f"Texted {next(iter(target.values()))}: {clip(a.body, 160)}")
+    for target in targets:
+        a.call(tool, {**target, "message": a.body})
+        a.run.lines.append(f"Texted {next(iter(target.values()))}: {clip(a.body, 160)}")
 
 
 def note(a: ActionInput, *, commit: bool) -> None:
     tool = f"{NOTE}create_note"
     if not a.has(tool):
         return
-    title = clip(request_object(a.request), 80)
+    named = re.search(r"\b(?:titled|called|named|title it)\s+['\"]([^'\"]+)['\"]", a.request, re.I)
+    title = clip(named.group(1) if named else request_object(a.request), 80)
     a.call(tool, {"title": title, "content": a.body})
     a.run.lines.append(f"Saved a note '{title}'.")
 
@@ -277,10 +347,13 @@ def expense(a: ActionInput, *, commit: bool) -> None:
     tool = f"{SPLITWISE}record_expense"
     if not a.has(tool) or not commit:
         return
-    group = best_match(first_with(a.call(f"{SPLITWISE}show_groups", {}), "group_id"), a.request)
     value = amount(a.request)
-    if group is None or value is None:
-        a.run.lines.append("I need the group and the amount to record the expense.")
+    if value is None:
+        a.run.lines.append("What amount should I record, and in which Splitwise group?")
+        return
+    group = resolve(first_with(a.call(f"{SPLITWISE}show_groups", {}), "group_id"), a.request)
+    if group is None:
+        a.run.lines.append("Which Splitwise group should the expense go in?")
         return
     members = [str(m) for m in group.get("members", []) if isinstance(m, str | int)]
     payer = next((m for m in members if re.search(rf"\b{re.escape(m)}\b", a.request, re.I)), None)
@@ -323,8 +396,8 @@ def todo(a: ActionInput, *, commit: bool) -> None:
     tool = f"{TODOIST}create_task"
     if not a.has(tool):
         return
-    m = _TODO.search(a.request)
-    what = m.group(1) if m else content_of(request_object(a.request))
+    m = _TODO.search(a.asked)
+    what = m.group(1) if m else content_of(request_object(a.asked))
     args: dict[str, Any] = {"content": clip(what.strip().rstrip("."), 200)}
     date = _DATE.search(a.request)
     if date:
@@ -339,12 +412,15 @@ def schedule(a: ActionInput, *, commit: bool) -> None:
     tool = "schedule_task"
     if not a.has(tool):
         return
-    m = _IN_MINUTES.search(a.request)
+    m = _IN_MINUTES.search(a.asked)
     minutes = 60.0
     if m:
         unit = m.group(2).lower()
         minutes = float(m.group(1)) * (60 if unit.startswith("h") else 1440 if unit.startswith("d") else 1)
-    text = clip(request_object(a.request), 200)
+    # What is due, not the asking: "Reminder for Monday to ...", so the item, when due, asks nothing again.
+    asking = r"^.*?\b(?:schedule|set(?: up)?)\s+(?:an?\s+)?(?:reminder|check-?in)?\s*"
+    rest = re.sub(asking, "", a.ask, flags=re.IGNORECASE)
+    text = clip(f"Reminder {rest}" if a.ask else request_object(a.request), 200)
     a.call(tool, {"text": text, "in_minutes": minutes})
     a.run.lines.append(f"Scheduled '{text}' in {minutes:g} minutes.")
 

@@ -110,43 +110,85 @@ FACETS: tuple[Facet, ...] = (
     ),
 )
 
-_KIND_CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
-    for kind, pattern in (
-        ("purchase", r"\b(buy|order|purchase|reorder|restock|get me|shop for|add .+ to (my )?cart)\b"),
-        ("email", r"\b(e-?mail|gmail|inbox|reply to)\b"),
-        ("text", r"\b(text|sms|message|whatsapp)\b(?!\s*file)"),
-        ("expense", r"\b(expense|split|splitwise|owe|owes|reimburse|settle up)\b"),
-        ("music", r"\b(playlist|song|songs|music|play|spotify|track)\b"),
-        ("todo", r"\b(todo|to-do|task list|todoist|remind me|reminder|add (a )?task)\b"),
-        (
-            "schedule",
-            r"\b(schedule (a|an|it|this)|(set up|add|create) (a )?heartbeat|"
-            r"every (day|morning|week|evening))\b",
-        ),
-        ("note", r"\b(note|notes app|simple ?note|jot)\b"),
-    )
+LEAD = (
+    r"(?:^\s*|[.!?;:\n]\s*|\b(?:please|can you|could you|would you|will you|you to|go ahead and|and then|"
+    r"and|then|also|now)\s+)"
 )
+"""Where a request verb stands: at the start of a sentence or clause, or after "please", "can you"...
+A verb elsewhere ("what we need to reorder", "a minimum order") names a thing, it asks for nothing."""
+_CLAUSE = r"[^.?!;\n]*?"
+_REQUEST_CUES: tuple[tuple[str, str], ...] = (
+    ("purchase", r"(?:buy|order|purchase|reorder|restock|place an order for|get me)\b(?!\s+(?:only|of)\b)"),
+    (
+        "email",
+        r"(?:e-?mail|reply to|send (?:an? |one |the )?e-?mail|send" + _CLAUSE + r"[\w.+-]+@[\w-]+\.\w)",
+    ),
+    ("text", r"(?:text|sms|message|whatsapp)\b(?!\s*(?:file|me\b))"),
+    (
+        "expense",
+        r"(?:split|record|log|add|put|get|enter)\b"
+        + _CLAUSE
+        + r"(?:splitwise|expenses?|costs?|bill|\$\s?\d)",
+    ),
+    ("music", r"(?:(?:make|create|build|put together)\b" + _CLAUSE + r"\bplaylist|play\b)"),
+    ("todo", r"(?:remind me to|(?:add|put|create|make)\b" + _CLAUSE + r"\b(?:tasks?|todo|to-do|todoist)\b)"),
+    (
+        "schedule",
+        r"(?:(?:schedule|set up|set)\b"
+        + _CLAUSE
+        + r"\b(?:reminder|heartbeat|check-?in)|remind me (?:at|on|in)\b)",
+    ),
+    (
+        "note",
+        r"(?:store|save|put|add|create|make|keep|jot)\b"
+        + _CLAUSE
+        + r"\b(?:notes? app|simple ?note|a note)\b",
+    ),
+)
+_KIND_CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(LEAD + cue, re.IGNORECASE | re.MULTILINE)) for kind, cue in _REQUEST_CUES
+)
+IRREVERSIBLE_KINDS = frozenset({"purchase", "email", "text", "expense"})
+"""Kinds whose action cannot be taken back: only the user's own words in this session ask for them."""
 _RECIPE = re.compile(
     r"\b(recipe|cook|bake|ingredients?|distance|temperature|weight|measure|route|run)\b", re.I
 )
-_OBJECT = re.compile(
-    r"\b(?:write|draft|create|make|prepare|put together|compile|summari[sz]e|plan|build|update|edit|"
-    r"buy|order|purchase|reorder|send|email|text|message|schedule|add|record|book|find|organi[sz]e|"
-    r"produce|generate|list|outline|set up)\s+(?:me\s+)?(.+?)(?:[.?!;\n]|$)",
+_DOCUMENT = re.compile(
+    r"\b(write|draft|report|summary|summari[sz]e|document|file|outline|sheet|list|plan|letter|minutes|"
+    r"save it as|call it)\b",
+    re.IGNORECASE,
+)
+_VERBS = (
+    r"write|draft|create|make|prepare|put together|compile|summari[sz]e|plan|build|update|edit|draw up|"
+    r"sort out|turn (?:them|it|this|these) into|tidy (?:them|it|this) up into|put|tell me|let \w+ know|"
+    r"buy|order|purchase|reorder|send(?: out)?|email|text|message|schedule|add|record|book|find|organi[sz]e|"
+    r"produce|generate|list|outline|set up"
+)
+_OBJECT_LEAD = re.compile(LEAD + r"(?:" + _VERBS + r")\s+(?:me\s+)?(.+?)(?:[.?!;:\n]|$)", re.I | re.M)
+_OBJECT = re.compile(r"\b(?:" + _VERBS + r")\s+(?:me\s+)?(.+?)(?:[.?!;:\n]|$)", re.IGNORECASE)
+_OBJECT_TAIL = re.compile(
+    r"\s+(?:and then|so that|because|please|for me|i can|we can|that i|which i|as|and save|and put|"
+    r"in the|into|we're|we are)\b.*$",
     re.IGNORECASE,
 )
 
 
-def deliverable_kinds(text: str) -> list[DeliverableKind]:
-    """The kinds of deliverable a request asks for, in a fixed order; ``document`` when no app verb
-    matches (the literal deliverable is then a file)."""
+_PRONOUN = re.compile(r"(?:it|them|this|that|these|those|everyone)\b", re.IGNORECASE)
+
+
+def requested_kinds(text: str) -> list[DeliverableKind]:
+    """The app actions ``text`` asks for with a request verb, in a fixed order."""
     kinds = [kind for kind, cue in _KIND_CUES if cue.search(text)]
     if "note" in kinds and re.search(r"\b(notes?/|[\w-]+\.md)\b", text):
         kinds.remove("note")  # "notes/plan.md" is a workspace file, not the notes app
-    if not kinds or re.search(
-        r"\b(write|draft|report|summary|summari[sz]e|document|file|outline)\b", text, re.I
-    ):
+    return kinds
+
+
+def deliverable_kinds(text: str) -> list[DeliverableKind]:
+    """The kinds of deliverable a request asks for, in a fixed order; ``document`` when no app verb
+    matches (the literal deliverable is then a file) or the request asks for a written thing."""
+    kinds = requested_kinds(text)
+    if not kinds or _DOCUMENT.search(text):
         kinds.insert(0, "document")
     if _RECIPE.search(text):
         kinds.append("recipe")
@@ -155,12 +197,27 @@ def deliverable_kinds(text: str) -> list[DeliverableKind]:
 
 def request_object(text: str) -> str:
     """The thing the request is about, for questions: "the supplier reorder plan"."""
-    m = _OBJECT.search(text)
-    phrase = m.group(1) if m else text
+    if text.startswith("["):  # a trigger: its event names the object, its raw first line does not
+        event = re.search(r"^(?:\w+\.)?event: (.+)$", text, re.MULTILINE)
+        tag = re.match(r"\[(\w+)\]", text)
+        return re.sub(r"[._]", " ", event.group(1)) if event else (tag.group(1) if tag else "event")
+    found = [*_OBJECT_LEAD.finditer(text), *_OBJECT.finditer(text)]
+    named = [m.group(1) for m in found if not _PRONOUN.match(m.group(1))]
+    phrase = named[0] if named else text
     phrase = re.sub(r"^(a|an|the|my|our|some|this|that)\s+", "", phrase.strip(), flags=re.IGNORECASE)
-    phrase = re.split(r"\s+(?:and then|so that|because|please)\b|,", phrase)[0]
-    tokens = phrase.split()[:10]
-    return " ".join(tokens).strip(" :") or "request"
+    phrase = re.split(r",", phrase)[0]
+    phrase = _OBJECT_TAIL.sub("", phrase) or phrase
+    tokens = phrase.split()[:8]
+    return " ".join(tokens).strip(" :'\"") or "request"
+
+
+def request_sentences(text: str) -> dict[DeliverableKind, str]:
+    """Each app action ``text`` asks for and the sentence that asks for it (the last one)."""
+    found: dict[DeliverableKind, str] = {}
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        for kind in requested_kinds(sentence):
+            found[kind] = sentence.strip()
+    return found
 
 
 def relevant_facets(kinds: Sequence[DeliverableKind]) -> list[Facet]:
@@ -174,6 +231,15 @@ def known_facets(facets: Sequence[Facet], texts: Iterable[str]) -> set[str]:
 
 def question_for(facet: Facet, obj: str) -> str:
     return facet.question.format(obj=obj)
+
+
+MAX_QUESTIONS = 3
+"""A careful assistant asks a few questions, not a form: the facets most requests turn on first."""
+
+
+def questions_for(facets: Sequence[Facet], known: set[str], obj: str) -> list[str]:
+    """Targeted questions (each names its facet and the object) about the facets nobody covered."""
+    return [question_for(f, obj) for f in facets if f.name not in known][:MAX_QUESTIONS]
 
 
 def build_frame(

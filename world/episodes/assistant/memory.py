@@ -21,10 +21,14 @@ from world.episodes.assistant._text import clip, key_terms, overlap, sentences
 NoteKind = Literal["preference", "fact", "decision"]
 
 _PREFERENCE = re.compile(
-    r"\b(prefer|preferred|always|never|from now on|in future|every time|each time|by default|"
-    r"must|should|make sure|remember|i like|i want|i'd like|please use|use|name|format|keep|"
-    r"avoid|don't|do not|only|style|tone|units?|deadline|due|budget)\b",
+    r"\b(prefer|preferred|always|never|from now on|in future|every|each time|by default|whenever|"
+    r"remember|i like|as usual|all my|all our|my other|our other)\b",
     re.IGNORECASE,
+)
+"""A standing requirement says it holds beyond this request ("always", "every shop document");
+the rest of what a user adds is about this task (a fact, kept for requests that share its words)."""
+_LEAD_IN = re.compile(
+    r"^\s*(?:one more thing|to answer your question|also|oh,? and|and|p\.?s\.?)\s*[:,-]\s*", re.IGNORECASE
 )
 _REQUEST_STATEMENT = re.compile(
     r"\b(i prefer|always|never|from now on|in future|remember|by default|every time)\b", re.IGNORECASE
@@ -61,13 +65,18 @@ class AssistantMemory(BaseModel):
     notes: list[MemoryNote] = []
 
 
+def strip_lead_in(text: str) -> str:
+    """``text`` without a conversational lead-in ("One more thing: ...")."""
+    return _LEAD_IN.sub("", text)
+
+
 def note_kind(statement: str) -> NoteKind:
     return "preference" if _PREFERENCE.search(statement) else "fact"
 
 
 def _statements(text: str) -> list[str]:
     """The informative sentences of a user's turn (>= 2 key terms: "Thanks!" carries nothing)."""
-    return [s for s in sentences(text) if len(key_terms(s)) >= 2]
+    return [_LEAD_IN.sub("", s) for s in sentences(text) if len(key_terms(s)) >= 2]
 
 
 def _decisions(record: TurnRecord) -> list[str]:

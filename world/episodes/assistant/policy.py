@@ -30,19 +30,21 @@ from messages.aura import IntentFrame
 from messages.episodes import AssistantReply, ToolRecord, TurnRecord, UserTurn
 from world.aura import budget_for_gap
 from world.aura._intent import DEFAULT_MAX_STEPS
-from world.episodes.assistant._text import clip, key_terms, overlap, paths_in, slug
+from world.episodes.assistant._text import clip, key_terms, overlap, paths_in, sentences, slug
 from world.episodes.assistant.actions import ACTIONS, ActionInput, content_of, first_with
 from world.episodes.assistant.intent import (
     HINT_FILE,
     HINT_PATTERN,
+    IRREVERSIBLE_KINDS,
     build_frame,
     deliverable_kinds,
     known_facets,
-    question_for,
+    questions_for,
     relevant_facets,
     request_object,
+    request_sentences,
 )
-from world.episodes.assistant.memory import AssistantMemory, relevant_notes
+from world.episodes.assistant.memory import AssistantMemory, relevant_notes, strip_lead_in
 from world.episodes.assistant.ports import ToolPort, response, tool_names
 
 WRITE_TOOL = "write_file"
@@ -61,6 +63,15 @@ DONE_TOOLS: dict[str, tuple[str, ...]] = {
 }
 """A kind of deliverable is done in a session once one of these calls went through."""
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+)\s*")
+_FOLDER = re.compile(r"\b(?:in|into|to|from)\s+(?:the|my|our)\s+'?([\w][\w.-]*)'?\s+folder\b", re.IGNORECASE)
+_SAVE = re.compile(r"\b(?:save|store|file)\b|\b(?:put|keep) (?:it|this)\b|\bgo(?:es)? there\b", re.IGNORECASE)
+_NAMED = re.compile(
+    r"\b(?:call it|name it|named|save it as|save it there as|as)\s+'?([a-z0-9]+(?:[-_][a-z0-9]+)+)\b'?",
+    re.IGNORECASE,
+)
+_GENERAL = re.compile(r"\b(every|always|all|other|each)\b", re.IGNORECASE)
+MAX_FOLDER_FILES = 6
+MAX_NAMED_SOURCES = 3
 _FIRST_KINDS = frozenset({"request", "trigger"})
 
 
@@ -94,6 +105,9 @@ class Situation:
     """What the user added after the request, oldest first (the current turn included)."""
     first: bool
     earlier_records: tuple[ToolRecord, ...]
+    said: tuple[str, ...] = ()
+    """The user's own words, turn by turn (a trigger's event is not the user speaking): only these
+    can ask for an irreversible action."""
 
     @property
     def combined(self) -> str:
@@ -110,9 +124,54 @@ def situation(turn: UserTurn, transcript: Sequence[TurnRecord]) -> Situation:
         requirements: tuple[str, ...] = ()
     else:
         request = users[0].text
-        requirements = (*(r.text for r in users[1:]), turn.text)
+        requirements = tuple(strip_lead_in(t) for t in (*(r.text for r in users[1:]), turn.text))
     records = tuple(t for r in transcript if r.role == "assistant" for t in r.tool_records)
-    return Situation(request, requirements, first, records)
+    spoken = [r for r in ([] if first else users) if r.kind != "trigger"]
+    said = tuple([*(r.text for r in spoken), *([turn.text] if turn.kind != "trigger" else [])])
+    return Situation(request, requirements, first, records, said)
+
+
+def session_asks(seen: Situation) -> dict[str, str]:
+    """Each app action asked for so far and the sentence that asked: reversible ones from anything
+    the session said (a heartbeat's due items included), irreversible ones only from the user."""
+    asks: dict[str, str] = {}
+    spoken = {strip_lead_in(t) for t in seen.said}
+    for text in (seen.request, *seen.requirements):
+        for kind, sentence in request_sentences(text).items():
+            # A trigger's due items are to be done now, not scheduled again.
+            if kind not in IRREVERSIBLE_KINDS and (kind != "schedule" or strip_lead_in(text) in spoken):
+                asks[kind] = sentence
+    for text in seen.said:
+        for kind, sentence in request_sentences(text).items():
+            if kind in IRREVERSIBLE_KINDS:
+                asks[kind] = sentence
+    return asks
+
+
+def named_folder(text: str, *, output: bool) -> str | None:
+    """The workspace folder a text names: where to save (``output``) or where to read from."""
+    for sentence in sentences(text):
+        saving = bool(_SAVE.search(sentence))
+        m = _FOLDER.search(sentence)
+        if m and saving == output:
+            return m.group(1)
+    return None
+
+
+def named_file(text: str) -> str | None:
+    """The file name a request gives its deliverable ("call it counter-sheet", "as rota-easter-week")."""
+    m = _NAMED.search(text)
+    return m.group(1) if m else None
+
+
+def remembered_folder(notes: Sequence[str]) -> str | None:
+    """A standing rule of where documents go ("save it in the X folder, like every ... document")."""
+    for note in notes:
+        if _GENERAL.search(note):
+            folder = named_folder(note, output=True)
+            if folder:
+                return folder
+    return None
 
 
 def hint_lines(records: Sequence[ToolRecord], request: str) -> list[str]:
@@ -175,14 +234,17 @@ class OfflineAssistant:
     ) -> tuple[IntentFrame, list[str]]:
         """The heuristic frame and the targeted questions still worth asking (first turn only)."""
         notes = relevant_notes(memory, seen.combined)
-        facets = relevant_facets(deliverable_kinds(seen.request))
+        kinds = [k for k in deliverable_kinds(seen.request) if k == "document" or k in session_asks(seen)]
+        facets = relevant_facets(kinds)
         known = known_facets(facets, [seen.combined, *(n.text for n in notes), *hints])
+        if named_file(seen.request) or paths_in(seen.request) or remembered_folder([n.text for n in notes]):
+            known.add("naming")
         probes = tuple(t for t in ("grep", "glob", READ_TOOL) if t in names)
         frame = build_frame(
             seen.request, facets=facets, known=known, remembered=[n.text for n in notes], probes=probes
         )
         obj = request_object(seen.request)
-        questions = [question_for(f, obj) for f in facets if f.name not in known] if seen.first else []
+        questions = questions_for(facets, known, obj) if seen.first else []
         return frame, questions
 
     def probe(
@@ -232,6 +294,8 @@ class OfflineAssistant:
                 sources[path] = found["content"]
             else:
                 outputs.append(path)
+        if seen.first and not sources and not outputs and "document" in deliverable_kinds(seen.request):
+            sources.update(self._read_named(tools, names, seen.request, work, skip=sources))
 
         # 2.-3. the IntentFrame step
         frame: IntentFrame | None = None
@@ -252,7 +316,9 @@ class OfflineAssistant:
             )
 
         # 4. the deliverable
-        kinds = deliverable_kinds(seen.request if seen.first else seen.combined)
+        asks = session_asks(seen)
+        kinds = [k for k in deliverable_kinds(seen.request) if k == "document"]
+        kinds += [k for k in asks if k not in kinds]
         done = {t.tool_name for t in seen.earlier_records if t.status == "ok"}
         applied = [n.text for n in notes]
         body = _body(seen, applied, hints)
@@ -261,12 +327,13 @@ class OfflineAssistant:
             action = ACTIONS.get(kind)
             if action is None or any(t in done for t in DONE_TOOLS.get(kind, ())):
                 continue
-            act = ActionInput(request=seen.combined, body=body, names=names, port=tools)
+            act = ActionInput(request=seen.combined, body=body, names=names, port=tools, ask=asks[kind])
             action(act, commit=commit)
             work.records.extend(act.run.records)
             work.lines.extend(act.run.lines)
         written = None
-        if "document" in kinds:
+        wrote_before = any(t.tool_name == WRITE_TOOL and t.status == "ok" for t in seen.earlier_records)
+        if "document" in kinds or outputs or wrote_before:
             written = self._write(tools, names, seen, work, outputs, sources, applied, hints, turn)
 
         text = _reply(seen, sources, written, applied, hints, work.lines, questions)
@@ -278,6 +345,31 @@ class OfflineAssistant:
             frame=frame,
             backend=self.name,
         )
+
+    def _read_named(
+        self, port: ToolPort, names: frozenset[str], request: str, work: _Turn, skip: Mapping[str, str]
+    ) -> dict[str, str]:
+        """The inputs the request points at without a path: the files of a folder it names ("the
+        recipes in the recipes folder") and files whose names share words with it ("the staff sheet")."""
+        if "glob" not in names or READ_TOOL not in names:
+            return {}
+        listed = _paths_listed(response(work.call(port, "glob", {"pattern": "**/*"})))
+        folder = named_folder(request, output=False)
+        terms = key_terms(request)
+        wanted = [p for p in listed if folder and p.startswith(folder.strip("/") + "/")][:MAX_FOLDER_FILES]
+        wanted += [
+            p
+            for p in listed
+            if p not in wanted and not HINT_FILE.search(p) and overlap(terms, re.sub(r"[/_.-]", " ", p))
+        ][:MAX_NAMED_SOURCES]
+        found: dict[str, str] = {}
+        for path in wanted:
+            if path in skip:
+                continue
+            content = response(work.call(port, READ_TOOL, {"path": path}))
+            if isinstance(content, dict) and isinstance(content.get("content"), str):
+                found[path] = content["content"]
+        return found
 
     def _write(  # noqa: PLR0917 - one call site, every piece of the turn
         self,
@@ -296,13 +388,8 @@ class OfflineAssistant:
             for t in seen.earlier_records
             if t.tool_name == WRITE_TOOL and t.status == "ok"
         ]
-        path = (
-            earlier[0]
-            if earlier
-            else outputs[0]
-            if outputs
-            else f"outputs/{slug(request_object(seen.request))}.md"
-        )
+        # The latest place the user named wins; else where this session already wrote.
+        path = outputs[-1] if outputs else earlier[-1] if earlier else _default_path(seen, applied)
         content = _document(seen, sources, applied, hints)
         if WRITE_TOOL not in names:
             work.lines.append("I cannot write files here, so the draft follows:\n" + content)
@@ -312,6 +399,14 @@ class OfflineAssistant:
             work.lines.append(f"Writing {path} failed ({record.status}): {record.result.get('error', '')}")
             return None
         return path
+
+
+def _default_path(seen: Situation, applied: Sequence[str]) -> str:
+    """Where a new deliverable goes: the folder the request (or a standing rule) names, under the
+    name the request gives it, else ``outputs/`` and a slug of the request's object."""
+    folder = named_folder(seen.request, output=True) or remembered_folder(applied) or "outputs"
+    name = named_file(seen.request) or slug(request_object(seen.request))
+    return f"{folder.strip('/')}/{name}.md"
 
 
 def _paths_listed(listed: Any) -> list[str]:
@@ -327,7 +422,8 @@ def _paths_listed(listed: Any) -> list[str]:
 
 def _body(seen: Situation, applied: Sequence[str], hints: Sequence[str]) -> str:
     """What a message or a note says: the request's content, then what the user asked for since."""
-    parts = [content_of(seen.request.splitlines()[0] if seen.request else "")]
+    first_line = seen.request.splitlines()[0] if seen.request else ""
+    parts = [] if first_line.startswith("[") else [content_of(first_line)]  # not a trigger's raw event
     parts.extend(seen.requirements)
     parts.extend(applied)
     parts.extend(hints)
