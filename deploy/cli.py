@@ -13,7 +13,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from deploy import ask_command, bench_commands, commands, town_commands
+from deploy import (
+    acl_command,
+    ask_command,
+    attach_command,
+    bench_commands,
+    commands,
+    dlq_command,
+    town_commands,
+    worker_command,
+)
+from deploy.web import command as web_command
 
 T = TypeVar("T", int, float)
 
@@ -194,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     daemon.add_argument("--api-base", default=None, help="env: an OpenAI-compatible server's URL")
     daemon.add_argument("--cache-dir", type=Path, default=None, help="env: cache model answers here")
+    daemon.add_argument("--metrics-port", type=_non_negative_int, default=None, metavar="P",
+                        help="serve Prometheus metrics on port P at /metrics (0: a free port)")  # fmt: skip
     daemon.set_defaults(func=town_commands.daemon)
 
     def control(
@@ -365,6 +377,11 @@ def build_parser() -> argparse.ArgumentParser:
     procs = sub.add_parser("processes", help="list the processes present on a namespace")
     _bus_options(procs, default_url="redis://127.0.0.1:6379/0")
     procs.set_defaults(func=commands.processes)
+    attach_command.register(sub)
+    dlq_command.register(sub)
+    web_command.register(sub)  # after `daemon`: adds its --http/--operator-token, and `view`
+    acl_command.register(sub)  # after `daemon`: adds its --policy-file/--identity, and `acl`
+    worker_command.register(sub)  # `worker`, and --remote-workers of `bench aura|episodes`
     return parser
 
 

@@ -147,6 +147,7 @@ def daemon(args: argparse.Namespace) -> int:
     from actors.aura import make_backend_factory
     from actors.runtime import Host, HostConfig, freeze_heap
     from actors.town import ensure_config, spawn_town
+    from deploy.acl_command import spawn_policy_registries
 
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
     agents = [a.strip() for a in args.agents.split(",")] if args.agents else None
@@ -160,6 +161,7 @@ def daemon(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         minds: dict[str, Any] = {}
+        ledgers: dict[str, Any] = {}  # model usage, for --metrics-port
         pool_size = args.pool_size
         if args.mind == "llm":
             if not args.model:
@@ -173,13 +175,19 @@ def daemon(args: argparse.Namespace) -> int:
             )
             factory = llm_mind_factory(gateway)
             minds = {"mind_factory": factory, "dialogue": factory.dialogue}
+            ledgers["minds"] = gateway.usage
             # An agent waiting on its model holds a pool worker: one worker per agent hosted here.
             pool_size = pool_size or max(4, len(agents) if agents else len(config.definition.agents))
         host_config = HostConfig(visibility_timeout=args.visibility_timeout, pool_size=pool_size or 4)
         host = Host(bus, host_config, name=f"auratown-daemon[{','.join(roles)}]")
         try:
-            backends = make_backend_factory(args.model, api_base=args.api_base, cache_dir=args.cache_dir)
+            env_gateways: dict[str, Any] = {}
+            backends = make_backend_factory(
+                args.model, api_base=args.api_base, cache_dir=args.cache_dir, gateways=env_gateways
+            )
+            by_identity = spawn_policy_registries(host, args, roles)  # registry:IDENT; first: checks the file
             spawned = spawn_town(host, config, roles=roles, agents=agents, backends=backends, **minds)
+            spawned += by_identity
         except ValueError as exc:
             raise UserError(str(exc)) from None
         state = "new" if created else "resumed"
@@ -188,9 +196,28 @@ def daemon(args: argparse.Namespace) -> int:
             f"namespace {args.namespace}: hosting {', '.join(spawned)}; Ctrl-C to stop",
             flush=True,
         )
+        from actors.runtime.metrics import metrics_route, render_metrics, serve_host_metrics
+        from deploy.web.command import start_from_args
+
+        def all_ledgers() -> dict[str, Any]:
+            # Read at each scrape: the env's gateways are made on first use of a model.
+            return {**ledgers, **{f"env:{m}": gw.usage for m, gw in list(env_gateways.items())}}
+
+        # --http: the live view, with /metrics mounted too (binds before any actor starts)
+        route = metrics_route(lambda: render_metrics(host, bus, all_ledgers))
+        live = start_from_args(args, bus, config.definition, extra_routes={"/metrics": route})
+        if args.metrics_port is not None:
+            try:
+                metrics = serve_host_metrics(host, args.metrics_port, ledgers=all_ledgers)
+            except OSError as exc:
+                host.stop()
+                raise UserError(f"cannot serve metrics on port {args.metrics_port}: {exc.strerror}") from None
+            print(f"metrics on {metrics.url}", flush=True)
         host.start()
         freeze_heap()  # the town's long-lived heap: full collections need not walk it again
         host.run_until_signal()
+        if live is not None:
+            live.stop()
     return 0
 
 

@@ -376,3 +376,85 @@ class SessionGrade(Message):
     """Rule scorers that crashed or returned garbage, judges that answered nothing readable."""
     judge_failures: int = Field(default=0, ge=0)
     usage: UsageSummary = UsageSummary()
+
+
+# ---------------------------------------------------------------- units on worker processes
+
+EPISODE_UNITS = "episode.units"
+"""Topic of a run's unit progress (``UnitEvent``), published by the workers running its units;
+the coordinator (``auratown bench episodes --workers``) appends it to the run directory."""
+
+UNIT_WORKER = "episodes"
+"""The address of the ``auratown worker`` role that runs whole units (``RunUnit``)."""
+
+
+class UnitTask(_Frozen):
+    """One task of a unit, carried whole so a worker needs no shared filesystem."""
+
+    task: JsonObject
+    """The task file (``world.episodes.tasks.TaskFile``), dumped in JSON mode."""
+    assets: dict[str, str] = {}
+    """Workspace path -> text."""
+    rule_scorer: str | None = None
+    """The source of its tools_evaluation file."""
+    rule_scorer_path: str | None = None
+    depends_on: tuple[str, ...] = ()
+
+
+class UnitSettings(_Frozen):
+    model: str | None = None
+    judge_model: str | None = None
+    api_base: str | None = None
+    session_timeout: float = Field(default=900.0, gt=0)
+    ask_timeout: float = Field(default=120.0, gt=0)
+    max_turns: int | None = None
+    """Overrides every task's turn limit (at least 1)."""
+
+
+@message("episode.run_unit", 1)
+class RunUnit(Message):
+    """Coordinator -> ``episodes``: run one unit (an episode for one assistant and repetition) in
+    ``namespace`` and publish its progress there on ``EPISODE_UNITS``."""
+
+    namespace: str
+    """The run's namespace: the unit's actors (``registry.KEY``, ``user.KEY``...) live there."""
+    owner: str
+    """The coordinator invocation that sent it; a worker drops a unit whose owner was replaced."""
+    unit: str
+    """The unit's key (``bench.episodes.plan.Unit.key``); checked against the rebuilt unit."""
+    episode: JsonObject
+    """The episode file (``world.episodes.tasks.EpisodeFile``), dumped in JSON mode."""
+    directory: str = ""
+    """Where the episode lives on the coordinator's machine (for messages only)."""
+    tasks: tuple[UnitTask, ...] = ()
+    """Every task of the episode, in order (an ablation unit runs one of them)."""
+    assistant: str = "builtin"
+    """The assistant choice (``builtin``, ``builtin+intent`` or ``external:ADDRESS``)."""
+    run: int = Field(default=1, ge=1)
+    only: str | None = None
+    settings: UnitSettings = UnitSettings()
+    progress: tuple[JsonObject, ...] = ()
+    """The unit's record lines the coordinator holds (``event``, ``task_id``, ``clock``), for a
+    unit the worker has no stored progress of (a run begun in one process, resumed on workers)."""
+
+
+UnitEventKind = Literal["started", "finished", "reset", "done", "failed"]
+
+
+@message("episode.unit_event", 1)
+class UnitEvent(Message):
+    """Worker -> ``EPISODE_UNITS``: one line of a unit's record (``started``, ``finished`` with its
+    trace lines, ``reset``), or the unit's end (``done``, or ``failed`` with the error)."""
+
+    unit: str
+    owner: str
+    event: UnitEventKind
+    seq: int = Field(default=0, ge=0)
+    """Position of the line in the unit's stored progress (0 for ``done``/``failed``)."""
+    line: JsonObject = {}
+    """The record line, exactly as ``bench.episodes.store`` writes it to ``units/KEY.jsonl``."""
+    trace: tuple[JsonObject, ...] = ()
+    """With ``finished``: the session's lines of ``traces/KEY.jsonl``."""
+    error: str = ""
+    worker: str = ""
+    """The process id of the worker that ran it."""

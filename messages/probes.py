@@ -225,6 +225,37 @@ class ProbePolicy(Message):
     deny: tuple[str, ...] = ()
 
 
+class IdentityPolicy(Message):
+    """What one attached identity may call through its ``registry:IDENT`` address.
+
+    ``allow``/``deny`` are ``ProbePolicy`` globs over tool names, applied to every registry.
+    Private tools (``agent.private_state``, ``agent.belief_about``) stay refused unless
+    ``private`` is true: privacy is granted explicitly, never by a broad ``allow``. ``act_as``
+    globs (case-insensitive) name the town agents whose point of view (``asker``: own location,
+    plan, memories) the identity may take; by default none.
+    """
+
+    allow: tuple[str, ...] = ("*",)
+    deny: tuple[str, ...] = ()
+    private: bool = False
+    act_as: tuple[str, ...] = ()
+
+
+PUBLIC_ONLY = IdentityPolicy()
+"""The policy of an identity without one of its own: every public tool, no point of view."""
+
+
+class PolicyTable(Message):
+    """Identity -> policy, as ``auratown daemon --policy-file`` reads it (JSON). An identity
+    listed with ``null`` is served under ``default``."""
+
+    default: IdentityPolicy = PUBLIC_ONLY
+    identities: dict[str, IdentityPolicy | None] = {}
+
+    def policy_for(self, identity: str) -> IdentityPolicy:
+        return self.identities.get(identity) or self.default
+
+
 @message("probe.audit", 1)
 class AuditRecord(Message):
     """One probe call, whatever became of it; published on the ``registry.audit`` topic."""
@@ -244,6 +275,10 @@ class AuditRecord(Message):
     asker: str | None = None
     """Whose point of view the call took."""
     error: str | None = None
+    identity: str | None = None
+    """The authenticated identity the call came through (``registry:IDENT``, whose inbox only
+    that identity's Redis ACL user may write to); None for the town's own ``registry``, whose
+    callers (env, town agents) are trusted to name themselves in ``caller``."""
 
 
 class ProbeOutcome(Message):

@@ -23,10 +23,11 @@ def make_backend_factory(
     cache_dir: Path | None = None,
     timeout: float = 30.0,
     actor: str = "env",
+    gateways: dict[str, LLMGateway] | None = None,
 ) -> BackendFactory:
     """Offline unless a model is named (per query, or ``default_model``). One gateway per model,
     shared across queries (its usage ledger and cache accumulate); one backend per query."""
-    gateways: dict[str, LLMGateway] = {}
+    gateways = gateways if gateways is not None else {}  # a caller's dict sees every gateway made (metrics)
     lock = threading.Lock()
     store = cache if cache is not None else (DiskCache(cache_dir) if cache_dir is not None else None)
 

@@ -11,6 +11,12 @@ from world.aura import ProbeReply, ToolInfo, tool_infos
 from world.aura._scene import reply_of
 
 
+class ProbeUnavailableError(RuntimeError):
+    """The registry did not answer in time. Raised, not recorded as an "unavailable" probe: the
+    process holding the call may have died, and the handler's retry asks again (a live registry
+    answers), so a crash never silently changes an answer."""
+
+
 class BusProbes:
     def __init__(
         self,
@@ -53,7 +59,9 @@ class BusProbes:
         )
         try:
             reply = self.ctx.ask(self.address, msg, timeout=self.timeout)
-        except (AskTimeoutError, RemoteError) as exc:
+        except AskTimeoutError as exc:
+            raise ProbeUnavailableError(f"{self.address} did not answer {tool} in {self.timeout:g}s") from exc
+        except RemoteError as exc:  # the registry answered with an error: part of the trace
             return ProbeReply(tool, "unavailable", None, f"{type(exc).__name__}: {exc}")
         if not isinstance(reply, ProbeResult):
             return ProbeReply(tool, "unavailable", None, f"unexpected reply {type(reply).__name__}")

@@ -161,6 +161,9 @@ class Bus:
         self.clock = clock
         self.reply_address = reply_address(self.process_id)
         self.stats: Counter[str] = Counter()
+        self.traffic: Counter[tuple[str, str]] = Counter()
+        """Entries this process read (``"in"``) from and wrote (``"out"``) to each stream (metrics)."""
+        self.dead_letter_reasons: Counter[str] = Counter()
         self._stats_lock = threading.Lock()
         self._pending_asks: dict[str, _PendingAsk] = {}
         # (deadline, correlation id) of every ask: the listener's wait and the expiry sweep look
@@ -177,6 +180,16 @@ class Bus:
     def count(self, name: str, n: int = 1) -> None:
         with self._stats_lock:
             self.stats[name] += n
+
+    def count_traffic(self, direction: str, streams: Iterable[str]) -> None:
+        with self._stats_lock:
+            for stream in streams:
+                self.traffic[(direction, stream)] += 1
+
+    def counters(self) -> tuple[Counter[str], Counter[tuple[str, str]], Counter[str]]:
+        """Copies of ``stats``, ``traffic`` and ``dead_letter_reasons``, taken together."""
+        with self._stats_lock:
+            return Counter(self.stats), Counter(self.traffic), Counter(self.dead_letter_reasons)
 
     def envelope(
         self,
@@ -224,6 +237,7 @@ class Bus:
         self._check_open()
         self.transport.add(stream, {FIELD: encode(envelope)})
         self.count("sent")
+        self.count_traffic("out", (stream,))
         return envelope
 
     def tell(self, recipient: str, payload: Message, **kw: Any) -> Envelope:
@@ -291,6 +305,7 @@ class Bus:
                 self._forget_ask(corr)
             raise
         self.count("sent", len(entries))
+        self.count_traffic("out", (stream for stream, _ in entries))
         return futures
 
     def ask_envelope(self, recipient: str, payload: Message, *, timeout: float = 10.0, **kw: Any) -> Envelope:
@@ -507,6 +522,7 @@ class Bus:
             group, self.process_id, list(by_stream), count=count, block_ms=block_ms
         )
         self.count("received", sum(not by_stream[e.stream].control for e in entries))
+        self.count_traffic("in", (e.stream for e in entries if not by_stream[e.stream].control))
         return [self.to_delivery(by_stream[e.stream], e) for e in entries]
 
     def reclaim(self, sub: Subscription, *, min_idle_ms: int, count: int = 100) -> list[Delivery]:
@@ -564,13 +580,17 @@ class Bus:
 
     def apply(self, commit: Commit, delivery: Delivery, *, sent: int = 0) -> CommitResult:
         result = self.transport.commit(commit)
-        self.record(result, delivery, sent=sent)
+        self.record(result, delivery, sent=sent, commit=commit)
         return result
 
-    def record(self, result: CommitResult, delivery: Delivery, *, sent: int = 0) -> None:
+    def record(
+        self, result: CommitResult, delivery: Delivery, *, sent: int = 0, commit: Commit | None = None
+    ) -> None:
         if result is CommitResult.APPLIED:
             self.count("acked")
             self.count("sent", sent)
+            if commit is not None:
+                self.count_traffic("out", (stream for stream, _ in commit.adds))
         elif result is CommitResult.STALE:
             self.count("stale")
             log.warning(
@@ -602,6 +622,7 @@ class Bus:
         result = self.transport.commit(commit)
         if result is CommitResult.APPLIED:
             self.count("retried")
+            self.count_traffic("out", (stream for stream, _ in commit.adds))
         return result
 
     def hand_back(self, delivery: Delivery) -> CommitResult:
@@ -612,6 +633,7 @@ class Bus:
         result = self.transport.commit(commit)
         if result is CommitResult.APPLIED:
             self.count("handed_back")
+            self.count_traffic("out", (stream for stream, _ in commit.adds))
         return result
 
     def dead_letter(self, delivery: Delivery, reason: str, detail: str) -> CommitResult:
@@ -653,6 +675,9 @@ class Bus:
         result = self.transport.commit(Commit(ack=self._ack(delivery), adds=tuple(adds)))
         if result is CommitResult.APPLIED:
             self.count("dead_lettered")
+            self.count_traffic("out", (stream for stream, _ in adds))
+            with self._stats_lock:
+                self.dead_letter_reasons[reason] += 1
             log.warning(
                 "dead-lettered",
                 reason=reason,

@@ -94,3 +94,22 @@ def reply_address(process_id: str) -> str:
 def control_address(process_id: str) -> str:
     """A process's own control inbox, used to wake its reader."""
     return f"_ctl.{process_id}"
+
+
+_IDENTITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_]{0,63}$")
+
+
+def check_identity(identity: str) -> str:
+    """An attached agent's identity (its Redis ACL user): letters, digits and ``_`` only, so
+    that the ACL's key patterns of one identity (``_reply.IDENT.*``) never match another's."""
+    if not _IDENTITY.match(identity):
+        raise InvalidNameError(
+            f"invalid identity {identity!r}: use letters, digits and _ (at most 64, not starting with _)"
+        )
+    return identity
+
+
+def identity_process_id(identity: str, process_id: str) -> str:
+    """The process id an attached agent's bus must use under its ACL: ``IDENT.<unique>``, so its
+    reply streams (``_reply.IDENT.…``), control inbox and liveness key fall under its own patterns."""
+    return f"{check_identity(identity)}.{process_id}"

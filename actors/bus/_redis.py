@@ -3,15 +3,23 @@
 Two connection pools: one with a socket timeout for ordinary commands, one without for blocking
 reads, because the client's socket timeout is not extended for ``XREADGROUP ... BLOCK``
 (redis/redis-py #3138). Blocks are also kept short by the callers.
+
+A server that goes away after it was reached (a restart, a failover) is waited for: commands
+retry their connection for ``reconnect_patience`` seconds instead of failing at once, so a timer's
+one-off send or a commit does not get lost in a restart (tests/integration/test_faults.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 from actors.bus._transport import (
     Commit,
@@ -96,6 +104,53 @@ def _id_key(entry_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
+T = TypeVar("T")
+
+RECONNECT_PATIENCE = 30.0
+"""Seconds a command waits for a server that went away to come back (a restart) before failing."""
+
+
+class _Reconnect(Retry):
+    """Retries connection errors with backoff, but only once this transport has reached its server
+    (a wrong URL or a refused password still fails at once) and only for ``patience`` seconds.
+
+    One instance is shared by every connection of a transport (redis-py deep-copies a Retry per
+    connection; this one is stateless apart from the shared ``reached`` flag).
+    """
+
+    def __init__(self, patience: float) -> None:
+        super().__init__(ExponentialBackoff(cap=0.5, base=0.02), -1, (redis.ConnectionError,))
+        self.patience = patience
+        self.reached = threading.Event()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Reconnect:
+        return self
+
+    def call_with_retry(  # type: ignore[override]
+        self,
+        do: Callable[[], T],
+        fail: Callable[..., Any],
+        is_retryable: Callable[[Exception], bool] | None = None,
+        with_failure_count: bool = False,
+    ) -> T:
+        deadline = time.monotonic() + self.patience
+
+        def attempt() -> T:
+            result = do()
+            self.reached.set()
+            return result
+
+        def retryable(error: Exception) -> bool:
+            return (
+                self.reached.is_set()
+                and not isinstance(error, redis.AuthenticationError)
+                and time.monotonic() < deadline
+                and (is_retryable is None or is_retryable(error))
+            )
+
+        return super().call_with_retry(attempt, fail, retryable, with_failure_count)
+
+
 MAX_CONNECTIONS = 64
 """Connections for commands; more threads than this wait their turn (a URL's max_connections wins)."""
 MAX_BLOCKING_CONNECTIONS = 512
@@ -105,9 +160,18 @@ MAX_BLOCKING_CONNECTIONS = 512
 class RedisTransport(Transport):
     """Streams on a Redis server: ``redis://``, ``rediss://``, ``unix://``, with password or ACL user."""
 
-    def __init__(self, url: str, *, socket_timeout: float = 10.0, client_name: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        socket_timeout: float = 10.0,
+        client_name: str | None = None,
+        reconnect_patience: float = RECONNECT_PATIENCE,
+    ) -> None:
         self._url = url
         common: dict[str, Any] = {"client_name": client_name} if client_name else {}
+        if reconnect_patience > 0:
+            common["retry"] = _Reconnect(reconnect_patience)
         # Blocking pools: a host runs many actor threads that each commit; past the pool's size
         # they wait for a connection instead of failing (redis-py's plain pool raises).
         pool = redis.BlockingConnectionPool.from_url(

@@ -96,7 +96,7 @@ class Committer:
                 self._on_done(item.delivery)
             return
         for item, result in zip(batch, results, strict=True):
-            self._bus.record(result, item.delivery, sent=item.sent)
+            self._bus.record(result, item.delivery, sent=item.sent, commit=item.commit)
             item.result.set_result(result)
             self._on_done(item.delivery)
 

@@ -39,6 +39,8 @@ from actors.runtime._actor import Actor, Context, PermanentError
 from actors.runtime._committer import Committer
 from actors.runtime._pool import CellDeadError, Mailbox, WorkerPool
 from actors.runtime._scheduler import Scheduler
+from actors.runtime.metrics import HandlerLatency
+from messages import EncodeError
 
 log = structlog.get_logger("auratown.runtime")
 
@@ -189,6 +191,7 @@ class Host:
         self._batch_room = min(self.config.fetch_count, max(1, self.config.max_in_flight // 2))
         self._control = bus.subscribe_control()
         self._pool = WorkerPool(self.config.pool_size, name=f"actors-{name}")
+        self.handler_latency = HandlerLatency()
         self.started_at = time.time()
 
     # ------------------------------------------------------------------ setup
@@ -412,8 +415,12 @@ class Host:
                     log.info("message expired before handling")
                     return
                 ctx = Context(self.bus, address, env)
+                started = time.perf_counter()
                 try:
-                    result = actor.dispatch(ctx, env.payload)
+                    try:
+                        result = actor.dispatch(ctx, env.payload)
+                    finally:
+                        self.handler_latency.observe(type(actor).__name__, time.perf_counter() - started)
                 except PermanentError as exc:
                     self._reload(actor, address)
                     self.bus.dead_letter(d, exc.reason, f"{type(exc).__name__}: {exc}")
@@ -431,7 +438,14 @@ class Host:
                     raise ActorCrashedError(f"{address}: {exc!r}") from exc
                 if result is not None and env.reply_to is not None and not ctx.replied:
                     ctx.reply(result)
-                finished = self._commit(actor, address, d, ctx, backlog=backlog)
+                try:
+                    finished = self._commit(actor, address, d, ctx, backlog=backlog)
+                except EncodeError as exc:
+                    # What the handler produced cannot go on the wire (e.g. an integer beyond 64
+                    # bits it accepted as a numeric string): a poison message, not an actor crash
+                    # that would come back with every redelivery until the actor is given up.
+                    self._reload(actor, address)
+                    self.bus.dead_letter(d, "unencodable", f"{type(exc).__name__}: {exc}")
             finally:
                 if finished:
                     self._finish(d)
@@ -647,6 +661,10 @@ class Host:
                 self._dispatch(self.bus.reclaim(sub, min_idle_ms=min_idle, count=min(room, 100)))
 
     # ------------------------------------------------------------------ shutdown
+
+    def subscriptions(self) -> list[Subscription]:
+        """The streams this host reads in consumer groups (its control stream left out)."""
+        return [s for subs in self._subscriptions_by_group().values() for s in subs if not s.control]
 
     def in_flight(self) -> int:
         with self._cv:

@@ -1,27 +1,37 @@
 """``auratown bench episodes``: run episodes of pi-Bench-format tasks into a run directory.
 
 Units (episode x assistant x repetition, plus the without-history ablation) run in this process
-on the in-process bus by default. ``--bus URL`` runs them over that Redis; ``--workers N`` spreads
-them over N worker processes (over ``--bus``, or a private redis-server this command starts). A
-rerun on the same ``--out`` resumes: finished sessions are kept.
+on the in-process bus by default. ``--bus URL`` runs them over that Redis. ``--workers N`` starts
+N ``auratown worker --roles episodes`` processes (over ``--bus``, or a private redis-server this
+command starts) and ``--remote-workers [NS]`` uses workers already serving namespace NS on
+``--bus``: each unit goes to them as one ``RunUnit`` message (tasks, assets and scorers inline),
+runs in whichever worker takes it, and its sessions come back on the run's ``episode.units``
+topic, which this process (the coordinator) appends to the run directory. A unit whose worker
+dies is taken over by another after the visibility timeout and resumes where it was. A rerun on
+the same ``--out`` resumes: finished sessions are kept.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.episodes.loader import LoadedEpisode, TaskFormatError, find_episodes, lint_episode, load_episode
 from bench.episodes.plan import PlanError, Unit, parse_assistants, plan_units
 from bench.episodes.report import write_summary
-from bench.episodes.store import EpisodeRunDir, RunDirError
+from bench.episodes.store import EpisodeRunDir, RunDirError, append_lines, finished_since_reset, read_lines
+
+if TYPE_CHECKING:
+    from actors.bus import Transport
+    from messages.episodes import UnitEvent
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = Path(__file__).resolve().parent / "data"
@@ -108,8 +118,11 @@ def run_episodes(args: argparse.Namespace) -> tuple[Path, str]:
         raise EpisodeUsageError(str(exc)) from None
     namespace = str(run_dir.manifest()["namespace"])
     started = time.monotonic()
-    if args.workers > 1:
-        _run_in_workers(args, out, namespace, units)
+    remote = getattr(args, "remote_workers", None)
+    if remote is not None and args.bus is None:
+        raise EpisodeUsageError("--remote-workers sends the units over Redis: give --bus URL")
+    if remote is not None or args.workers > 1:
+        run_on_workers(args, run_dir, namespace, units, remote=remote)
     else:
         run_units_here(args, run_dir, namespace, units, bus_url=args.bus)
     manifest = run_dir.manifest()
@@ -138,7 +151,7 @@ def run_units_here(
     *,
     bus_url: str | None,
 ) -> None:
-    from actors.bus import Bus, MemoryTransport, Transport
+    from actors.bus import Bus, MemoryTransport
     from actors.bus._redis import RedisTransport
     from actors.episodes import GatewayPool
     from bench.episodes.runner import EpisodeHost, UnitRunner
@@ -159,7 +172,175 @@ def run_units_here(
         transport.close()
 
 
-def _run_in_workers(args: argparse.Namespace, out: Path, namespace: str, units: list[Unit]) -> None:
+# ---------------------------------------------------------------- units on worker processes
+
+WORKER_READY_TIMEOUT = 60.0
+"""Seconds a run waits for a worker to be present (remote) before it gives up."""
+
+
+class Coordinator:
+    """Sends a run's units to the workers and writes what they publish into the run directory.
+
+    It reads the run's ``episode.units`` topic with a group of its own (``coordinator``) that
+    outlives it: a coordinator started again on the same run directory (same namespace) gets
+    what the workers published while none was running.
+    """
+
+    ADDRESS = "coordinator"
+
+    def __init__(self, transport: Transport, namespace: str, run_dir: EpisodeRunDir, *, quiet: bool) -> None:
+        from actors.bus import Bus
+
+        self.transport = transport
+        self.bus = Bus(transport, namespace)
+        self.run_dir = run_dir
+        self.quiet = quiet
+        self.owner = uuid.uuid4().hex
+        self.expected: set[str] = set()
+        self.ended: dict[str, str] = {}
+        """Unit key -> "" when done, else its error."""
+        self._finished: dict[str, set[str]] = {}
+        self._cv = threading.Condition()
+        self.host: Any = None
+
+    def start(self) -> None:
+        from actors.runtime import Actor, Context, Host, on
+        from messages.episodes import EPISODE_UNITS, UnitEvent
+
+        coordinator = self
+
+        class Collector(Actor):
+            @on(UnitEvent)
+            def event(self, ctx: Context, msg: UnitEvent) -> None:
+                coordinator.record(msg)
+
+        self.host = Host(self.bus, name="episodes-coordinator")
+        self.host.spawn(Collector, self.ADDRESS, topics=(EPISODE_UNITS,))
+        self.host.start()
+
+    def record(self, msg: UnitEvent) -> None:
+        """Append a published line to the unit's files (a ``finished`` line already there, from a
+        worker that died before storing its progress, is not written twice)."""
+        record = self.run_dir.unit(msg.unit)
+        with self._cv:
+            if msg.event in ("done", "failed"):
+                if msg.owner == self.owner and msg.unit not in self.ended:
+                    self.ended[msg.unit] = msg.error if msg.event == "failed" else ""
+                    if not self.quiet:
+                        what = "done" if msg.event == "done" else f"FAILED: {msg.error}"
+                        print(
+                            f"[{len(self.ended)}/{len(self.expected)}] {msg.unit} {what} "
+                            f"(worker {msg.worker})",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                    self._cv.notify_all()
+                return
+            done = self._finished.get(msg.unit)
+            if done is None:
+                done = self._finished[msg.unit] = finished_since_reset(list(read_lines(record.path)))
+            if msg.event == "reset":
+                done.clear()
+            elif msg.event == "finished":
+                task = str(msg.line.get("task_id"))
+                if task in done:
+                    return
+                done.add(task)
+                append_lines(record.trace_path, [dict(t) for t in msg.trace])
+            append_lines(record.path, [dict(msg.line)])
+
+    def send(self, units: list[Unit], worker_namespace: str, settings: Any) -> int:
+        """A ``RunUnit`` for every unit not finished yet; returns how many were sent."""
+        from actors.bus import Bus
+        from bench.episodes.worker import owner_key, unit_message
+        from messages.episodes import UNIT_WORKER
+
+        todo = []
+        for unit in units:
+            lines = list(read_lines(self.run_dir.unit(unit.key).path))
+            if not set(unit.task_ids) <= finished_since_reset(lines):
+                todo.append((unit, lines))
+        with self._cv:
+            self.expected = {u.key for u, _ in todo}
+        workers = Bus(self.transport, worker_namespace)
+        try:
+            for unit, lines in todo:
+                # The owner first: a unit an earlier invocation left queued is dropped by its worker.
+                self.transport.set(owner_key(self.bus, unit.key), self.owner.encode())
+                msg = unit_message(
+                    unit, namespace=self.bus.namespace, owner=self.owner, settings=settings, progress=lines
+                )
+                workers.tell(UNIT_WORKER, msg, sender=self.ADDRESS)
+        finally:
+            workers.close()
+        return len(todo)
+
+    def wait(self, alive: Any) -> None:
+        """Until every unit sent is done or failed; ``alive()`` raises when no worker is left."""
+        while True:
+            with self._cv:
+                if set(self.ended) >= self.expected:
+                    return
+                self._cv.wait(1.0)
+                if set(self.ended) >= self.expected:
+                    return
+            alive()
+
+    def stop(self) -> None:
+        if self.host is not None:
+            self.host.stop()
+        self.bus.close()
+
+
+def _workers_present(transport: Transport, namespace: str) -> int:
+    from actors.bus import Bus
+    from messages.episodes import UNIT_WORKER
+
+    bus = Bus(transport, namespace)
+    try:
+        return sum(1 for p in bus.processes() if p.alive and UNIT_WORKER in p.info.get("addresses", ()))
+    finally:
+        bus.close()
+
+
+def _start_local_workers(args: argparse.Namespace, url: str, namespace: str) -> list[subprocess.Popen[bytes]]:
+    cmd = [
+        sys.executable, "-m", "deploy.cli", "--log-level", "warning", "worker", "--redis", url,
+        "--namespace", namespace, "--roles", "episodes",
+    ]  # fmt: skip
+    if args.cache_dir:
+        cmd += ["--cache-dir", str(args.cache_dir)]
+    return [
+        subprocess.Popen(cmd, cwd=ROOT, env={**os.environ}, stdout=subprocess.DEVNULL)
+        for _ in range(args.workers)
+    ]
+
+
+def _stop_local_workers(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=10)
+
+
+def run_on_workers(
+    args: argparse.Namespace,
+    run_dir: EpisodeRunDir,
+    namespace: str,
+    units: list[Unit],
+    *,
+    remote: str | None,
+) -> None:
+    """Run the units on ``--workers N`` local worker processes, or on the remote workers serving
+    namespace ``remote``; their sessions are written into ``run_dir`` as they finish."""
+    from actors.bus._redis import RedisTransport
+    from messages.episodes import UnitSettings
+
     server = None
     url = args.bus
     if url is None:
@@ -168,34 +349,53 @@ def _run_in_workers(args: argparse.Namespace, out: Path, namespace: str, units: 
         server = LocalRedisServer()
         server.start()
         url = server.url
-    shares = [units[i :: args.workers] for i in range(args.workers)]
-    procs = []
+    transport = RedisTransport(url)
+    worker_ns = remote or namespace
+    procs: list[subprocess.Popen[bytes]] = []
+    coordinator = Coordinator(transport, namespace, run_dir, quiet=args.quiet)
+    settings = UnitSettings(
+        model=args.model,
+        judge_model=args.judge_model,
+        api_base=args.api_base,
+        session_timeout=args.session_timeout,
+        max_turns=args.max_turns,
+    )
+    absent_since = [time.monotonic()]
+
+    def alive() -> None:
+        if procs:
+            if all(p.poll() is not None for p in procs):
+                codes = sorted({p.returncode for p in procs})
+                raise EpisodeUsageError(f"every worker exited (codes {codes}); rerun to resume")
+            return
+        if _workers_present(transport, worker_ns):
+            absent_since[0] = time.monotonic()
+        elif time.monotonic() - absent_since[0] > WORKER_READY_TIMEOUT:
+            raise EpisodeUsageError(
+                f"no `auratown worker --roles episodes` present on namespace {worker_ns!r} at {url} "
+                f"for {WORKER_READY_TIMEOUT:g}s; rerun to resume"
+            )
+
     try:
-        for share in shares:
-            if not share:
-                continue
-            cmd = [
-                sys.executable, "-m", "bench.episodes.worker", "--out", str(out), "--bus", url,
-                "--namespace", namespace, "--units", ",".join(u.key for u in share),
-                "--args", json.dumps(_worker_args(args)),
-            ]  # fmt: skip
-            procs.append(subprocess.Popen(cmd, cwd=ROOT, env={**os.environ}))
-        failed = [p.returncode for p in procs if p.wait() != 0]
-        if failed:
-            raise EpisodeUsageError(f"{len(failed)} worker(s) failed (exit {failed[0]}); rerun to resume")
+        coordinator.start()  # subscribed before the first unit goes out
+        if remote is None:
+            procs = _start_local_workers(args, url, worker_ns)
+        elif not _workers_present(transport, worker_ns):
+            raise EpisodeUsageError(
+                f"no `auratown worker --roles episodes` is serving namespace {worker_ns!r} at {url}"
+            )
+        sent = coordinator.send(units, worker_ns, settings)
+        if not args.quiet:
+            where = f"{args.workers} local worker(s)" if procs else f"the workers of namespace {worker_ns}"
+            print(f"{sent} unit(s) sent to {where}", file=sys.stderr, flush=True)
+        coordinator.wait(alive)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
+        coordinator.stop()
+        _stop_local_workers(procs)
+        transport.close()
         if server is not None:
             server.stop()
-
-
-def _worker_args(args: argparse.Namespace) -> dict[str, Any]:
-    keys = (
-        "tasks", "assistants", "runs", "no_ablation", "model", "judge_model", "api_base",
-        "session_timeout", "max_turns", "cache_dir", "quiet",
-    )  # fmt: skip
-    data = {k: getattr(args, k) for k in keys}
-    data["cache_dir"] = str(args.cache_dir) if args.cache_dir else None
-    return data
+    failed = {k: e for k, e in coordinator.ended.items() if e}
+    if failed:
+        key, error = next(iter(sorted(failed.items())))
+        raise EpisodeUsageError(f"{len(failed)} unit(s) failed ({key}: {error}); rerun to resume")

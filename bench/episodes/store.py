@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,8 @@ class RunDirError(ValueError):
     pass
 
 
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
+def read_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The lines of a JSONL record; a last line cut short by a kill is not one."""
     if not path.exists():
         return
     with path.open() as f:
@@ -32,6 +33,37 @@ def _lines(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
             except json.JSONDecodeError:
                 continue
+
+
+def append_lines(path: Path, lines: Sequence[Mapping[str, Any]]) -> None:
+    text = "".join(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n" for line in lines)
+    with path.open("a") as f:
+        f.write(text)
+        f.flush()
+
+
+def finished_since_reset(lines: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Task ids of a unit's record finished since its last reset."""
+    done: set[str] = set()
+    for line in lines:
+        if line.get("event") == "reset":
+            done = set()
+        elif line.get("event") == "finished":
+            done.add(str(line["task_id"]))
+    return done
+
+
+def finished_line(task: LoadedTask, ended: SessionEnded, grade: SessionGrade, clock: float) -> dict[str, Any]:
+    """The ``finished`` line of ``units/KEY.jsonl``."""
+    return {
+        "event": "finished",
+        "task_id": task.task.task_id,
+        "depends_on": list(task.depends_on),
+        "task_type": task.task.task_type,
+        "clock": clock,
+        "session": ended.model_dump(mode="json"),
+        "grade": grade.model_dump(mode="json"),
+    }
 
 
 def _repair_tail(path: Path) -> None:
@@ -85,7 +117,7 @@ class EpisodeRunDir:
         out: dict[str, list[dict[str, Any]]] = {}
         for path in sorted(self.units_dir.glob("*.jsonl")):
             by_task: dict[str, dict[str, Any]] = {}
-            for line in _lines(path):
+            for line in read_lines(path):
                 if line.get("event") == "finished":
                     by_task[str(line["task_id"])] = line
                 elif line.get("event") == "reset":
@@ -104,7 +136,7 @@ class UnitRecord:
 
     def _events(self) -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []
-        for line in _lines(self.path):
+        for line in read_lines(self.path):
             if line.get("event") == "reset":
                 events = []
             else:
@@ -126,10 +158,8 @@ class UnitRecord:
         return float(finished[-1].get("clock", 0.0)) if finished else 0.0
 
     def _append(self, path: Path, lines: Sequence[Mapping[str, Any]]) -> None:
-        text = "".join(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n" for line in lines)
-        with self._lock, path.open("a") as f:
-            f.write(text)
-            f.flush()
+        with self._lock:
+            append_lines(path, lines)
 
     def mark_started(self, task_id: str) -> None:
         self._append(self.path, [{"event": "started", "task_id": task_id}])
@@ -139,22 +169,8 @@ class UnitRecord:
         self._append(self.trace_path, [{"type": "reset"}])
 
     def finish(self, task: LoadedTask, ended: SessionEnded, grade: SessionGrade, clock: float) -> None:
-        tid = task.task.task_id
         self._append(self.trace_path, trace_lines(ended, grade))
-        self._append(
-            self.path,
-            [
-                {
-                    "event": "finished",
-                    "task_id": tid,
-                    "depends_on": list(task.depends_on),
-                    "task_type": task.task.task_type,
-                    "clock": clock,
-                    "session": ended.model_dump(mode="json"),
-                    "grade": grade.model_dump(mode="json"),
-                }
-            ],
-        )
+        self._append(self.path, [finished_line(task, ended, grade, clock)])
 
 
 def trace_lines(ended: SessionEnded, grade: SessionGrade) -> list[dict[str, Any]]:

@@ -99,12 +99,26 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
     workers_here = args.workers
     answer = None
     bus_workers: BusWorkers | None = None
+    remote = getattr(args, "remote_workers", None)
+    if remote is not None and not args.bus:
+        raise BenchUsageError("--remote-workers answers cells over Redis: give --bus URL")
     if args.bus:
-        # Cells answered by N worker processes' env actors over the bus; this process only sends
-        # the queries and judges. Two asks in flight per worker keep every worker busy.
-        bus_workers = BusWorkers(args.bus, f"bench:{out.name}", args.workers, model=args.model)
-        answer = bus_workers.start(registry_for(args.suite))
-        workers_here = args.workers * 2
+        # Cells answered by N worker processes' env actors over the bus (started here, or already
+        # serving namespace `remote`); this process only sends the queries and judges.
+        bus_workers = BusWorkers(
+            args.bus,
+            remote or f"bench:{out.name}",
+            0 if remote else args.workers,
+            model=args.model,
+            api_base=args.api_base,
+            cache_dir=args.cache_dir,
+        )
+        try:
+            answer = bus_workers.start(registry_for(args.suite))
+        except RuntimeError as exc:
+            bus_workers.stop()
+            raise BenchUsageError(str(exc)) from None
+        workers_here = bus_workers.concurrency  # two asks in flight per worker keep every one busy
     try:
         return _run(args, suite, run, out, conditions, seeds, backends, answer, workers_here)
     finally:

@@ -1,9 +1,11 @@
 """Worker processes that answer benchmark cells over the bus: each hosts ``registry`` and ``env``.
 
-They are ``auratown daemon --roles registry,env`` processes on a namespace of their own, so the
-cells of a run spread over N processes (and machines, on a shared Redis). They are stopped with
-SIGTERM when the run ends; a crash of one leaves its in-flight asks to time out and be recorded
-as failed cells, which a resumed run retries.
+They are ``auratown worker --roles registry,env`` processes on a namespace of their own, so the
+cells of a run spread over N processes (and machines, on a shared Redis), each holding one cell
+at a time. With ``count=0`` none is started: the cells go to workers already serving the
+namespace (``--remote-workers``). Started ones are stopped with SIGTERM when the run ends; a
+crash of one leaves its in-flight asks to time out and be recorded as failed cells, which a
+resumed run retries.
 """
 
 from __future__ import annotations
@@ -29,28 +31,57 @@ def registry_for(suite: str) -> ProbeRegistry:
 
 
 class BusWorkers:
-    def __init__(self, url: str, namespace: str, count: int, *, model: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        namespace: str,
+        count: int,
+        *,
+        model: str | None = None,
+        api_base: str | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
         self.url = url
         self.namespace = namespace
         self.count = count
         self.model = model
+        self.api_base = api_base
+        self.cache_dir = cache_dir
         self.processes: list[subprocess.Popen[bytes]] = []
         self.bus: Bus | None = None
 
-    def start(self, registry: ProbeRegistry) -> BusAnswerer:
+    def command(self) -> list[str]:
         cmd = [
-            sys.executable, "-m", "deploy.cli", "--log-level", "warning", "daemon", "--redis", self.url,
-            "--namespace", self.namespace, "--roles", "registry,env", "--paused",
+            sys.executable, "-m", "deploy.cli", "--log-level", "warning", "worker", "--redis", self.url,
+            "--namespace", self.namespace, "--roles", "registry,env",
         ]  # fmt: skip
         if self.model:
             cmd += ["--model", self.model]
+        if self.api_base:
+            cmd += ["--api-base", self.api_base]
+        if self.cache_dir:
+            cmd += ["--cache-dir", str(self.cache_dir)]
+        return cmd
+
+    def start(self, registry: ProbeRegistry) -> BusAnswerer:
         for _ in range(self.count):
             self.processes.append(
-                subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, env={**os.environ})
+                subprocess.Popen(self.command(), cwd=ROOT, stdout=subprocess.DEVNULL, env={**os.environ})
             )
         self.bus = Bus(RedisTransport(self.url), self.namespace)
         self._wait_ready()
         return BusAnswerer(self.bus, registry, model=self.model)
+
+    def env_lanes(self) -> int:
+        """Cells the workers answer at once: their live processes hosting ``env``."""
+        assert self.bus is not None
+        return sum(1 for p in self.bus.processes() if p.alive and "env" in p.info.get("addresses", ()))
+
+    @property
+    def concurrency(self) -> int:
+        """Cells to keep in flight: two per env lane (one answered, one queued), so a worker never
+        waits for the next cell; at least two."""
+        return max(2, 2 * (self.count or self.env_lanes()))
 
     def _wait_ready(self) -> None:
         assert self.bus is not None
@@ -61,8 +92,20 @@ class BusWorkers:
                 raise RuntimeError(f"a bench worker exited with code {dead[0].returncode} at start")
             try:
                 self.bus.ask("registry", ListTools(), timeout=2)
-                return
+                lanes = self.env_lanes()
+                if self.count == 0 and lanes == 0:
+                    raise RuntimeError(f"no worker hosts env on namespace {self.namespace} at {self.url}")
+                if lanes >= self.count:  # every worker started here is up: timings start even
+                    return
+                time.sleep(0.1)  # the workers announce themselves in their presence: poll it
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the bench workers did not all start within {READY_TIMEOUT:g}s")
             except AskTimeoutError:
+                if self.count == 0:
+                    raise RuntimeError(
+                        f"no `auratown worker --roles registry,env` answers on namespace {self.namespace} "
+                        f"at {self.url}"
+                    ) from None
                 if time.monotonic() > deadline:
                     raise RuntimeError(
                         f"the bench workers did not answer within {READY_TIMEOUT:g}s"

@@ -1,0 +1,94 @@
+"""``auratown attach --as ADDRESS --handler module:function``: host one handler function at an address.
+
+Only argparse and the standard library are imported at module level (``auratown --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+DEFAULT_REDIS = os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "attach",
+        help="host a handler function (message -> reply or None) at an address until SIGTERM",
+        description="Attach a Python function to a running town or episode run: every message sent to "
+        "ADDRESS is passed to FUNCTION (FUNCTION(message) or FUNCTION(ctx, message)); a returned message "
+        "is the reply (to the ask's reply_to, else to the payload's reply_to, as an episode's UserTurn "
+        "names). Acknowledgement, retries, dead letters and presence are the runtime's. See "
+        "docs/protocol.md.",
+    )
+    p.add_argument("--as", dest="address", required=True, metavar="ADDRESS", help="the address to serve")
+    p.add_argument("--handler", required=True, metavar="MODULE:FUNCTION", help="e.g. myagent:answer")
+    p.add_argument(
+        "--app-dir",
+        default=".",
+        metavar="DIR",
+        help="directory to import MODULE from, put first on sys.path (default: the current one)",
+    )
+    p.add_argument(
+        "--redis",
+        metavar="URL",
+        default=DEFAULT_REDIS,
+        help="bus URL: redis://, rediss://, unix:// (password or ACL user in the URL) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--namespace", default="town:main", help="town or episode namespace (default: %(default)s)"
+    )
+    p.add_argument(
+        "--topics",
+        default="",
+        metavar="NAMES",
+        help="comma-separated topics to receive too (e.g. town.ticks)",
+    )
+    p.add_argument(
+        "--visibility-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds before another process takes over this one's unfinished messages (default 30)",
+    )
+    p.set_defaults(func=attach)
+
+
+def attach(args: argparse.Namespace) -> int:
+    from actors.attach import HandlerSpecError, load_handler
+    from actors.attach._agent import Agent
+    from actors.bus import InvalidNameError
+    from actors.runtime import HostConfig
+    from deploy.commands import UserError, open_bus
+    from messages import Message
+
+    try:
+        handler = load_handler(args.handler, app_dir=args.app_dir)
+    except HandlerSpecError as exc:
+        raise UserError(str(exc)) from None
+    if not args.visibility_timeout > 0:
+        raise UserError(f"--visibility-timeout must be positive, got {args.visibility_timeout}")
+    topics = tuple(t.strip() for t in args.topics.split(",") if t.strip())
+    with open_bus(args.redis, args.namespace) as bus:
+        try:
+            agent = Agent(
+                None,
+                args.namespace,
+                args.address,
+                bus=bus,
+                config=HostConfig(visibility_timeout=args.visibility_timeout),
+                topics=topics,
+            )
+            agent.on(Message)(handler)
+            agent.host  # noqa: B018 - binds the address (and topics) now, so a bad name fails here
+        except InvalidNameError as exc:
+            raise UserError(str(exc)) from None
+        print(
+            f"attached {args.handler} at {args.address!r} on {bus.transport.url} namespace "
+            f"{args.namespace} (process {bus.process_id}); SIGTERM or Ctrl-C to stop",
+            file=sys.stderr,
+            flush=True,
+        )
+        drained = agent.run()
+    return 0 if drained else 1

@@ -1,0 +1,120 @@
+"""``auratown daemon --http HOST:PORT [--operator-token T]`` and ``auratown view``: the live view.
+
+Only argparse and the standard library at the top: ``auratown --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from actors.bus import Bus
+    from deploy.web.server import LiveView
+    from world import TownDefinition
+
+TOKEN_ENV = "AURATOWN_OPERATOR_TOKEN"
+
+
+def _address(text: str) -> tuple[str, int]:
+    from deploy.web.server import parse_address  # stdlib only, but keep start-up minimal
+
+    try:
+        return parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_http_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--http",
+        type=_address,
+        default=None,
+        metavar="HOST:PORT",
+        help="serve the live view (map, event feed, agents) here, e.g. 127.0.0.1:8080 (port 0: a free port)",
+    )
+    p.add_argument(
+        "--operator-token",
+        default=os.environ.get(TOKEN_ENV),
+        metavar="TOKEN",
+        help=f"live view: whoever opens it with ?token=TOKEN also sees private state and probe calls "
+        f"(default: ${TOKEN_ENV}, which keeps it out of the process list)",
+    )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``--http``/``--operator-token`` to ``auratown daemon`` (when registered after it) and the
+    ``auratown view`` command."""
+    daemon = sub.choices.get("daemon")
+    if daemon is not None:
+        add_http_options(daemon)
+    view = sub.add_parser(
+        "view",
+        help="serve the live view of a running town (hosts no actor)",
+        description="Serve the live web view of the town on --redis/--namespace: the map with its "
+        "agents moving, the event feed and every agent's public state; operators (--operator-token) "
+        "also see private state and recent probe calls.",
+    )
+    view.add_argument(
+        "--redis",
+        metavar="URL",
+        default=os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        help="bus URL (default: $AURATOWN_REDIS_URL or %(default)s)",
+    )
+    view.add_argument("--namespace", default="town:main", help="town namespace (default: %(default)s)")
+    add_http_options(view)
+    view.set_defaults(func=serve_view, http_default=("127.0.0.1", 8080))
+
+
+def start_from_args(
+    args: argparse.Namespace,
+    bus: Bus,
+    definition: TownDefinition,
+    *,
+    extra_routes: Mapping[str, Callable[[], tuple[str, bytes]]] | None = None,
+) -> LiveView | None:
+    """The daemon's hook: start the live view if ``--http`` was given (and say where); else None."""
+    address: tuple[str, int] | None = getattr(args, "http", None) or getattr(args, "http_default", None)
+    if address is None:
+        return None
+    from deploy.commands import UserError
+    from deploy.web.server import start_live_view
+
+    token: str | None = getattr(args, "operator_token", None)
+    try:
+        live = start_live_view(
+            bus, definition, host=address[0], port=address[1], operator_token=token, extra_routes=extra_routes
+        )
+    except OSError as exc:
+        raise UserError(f"cannot serve the live view on {address[0]}:{address[1]}: {exc.strerror}") from None
+    operators = "; operators: add ?token=<operator token>" if token else ""
+    print(f"live view: {live.url}{operators}", flush=True)
+    return live
+
+
+def serve_view(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from actors.town import stored_config
+    from deploy.commands import UserError, open_bus
+
+    with open_bus(args.redis, args.namespace) as bus:
+        config = stored_config(bus)
+        if config is None:
+            raise UserError(
+                f"no town on namespace {args.namespace!r} at {bus.transport.url}: start `auratown daemon`"
+            )
+        live = start_from_args(args, bus, config.definition)
+        assert live is not None
+        stop = threading.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.set())
+        try:
+            while not stop.wait(0.5):
+                pass
+        finally:
+            live.stop()
+    return 0

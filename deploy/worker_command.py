@@ -1,0 +1,255 @@
+"""``auratown worker``: host stateless roles that share work with every other worker through the
+inbox consumer groups of one Redis (any number of processes, on any machines).
+
+Roles: ``env`` (the AURA environment agent), ``registry`` (the probe registry), ``grader`` (the
+episode grader) and ``episodes`` (whole episode units, ``RunUnit``; ``user`` is accepted for it,
+since the simulated users run inside the units). Each role gets ``--pool-size`` lanes; a lane is
+a host of its own (its own consumer in the group) that holds one message at a time, so a worker
+never hoards entries another worker could be handling, and a role waiting on another (env asking
+the registry) never blocks it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from deploy.commands import UserError
+
+if TYPE_CHECKING:
+    from actors.bus import Transport
+    from actors.runtime import Actor, Host
+
+ROLES = ("env", "registry", "grader", "episodes")
+ALIASES = {"user": "episodes"}
+DEFAULT_ROLES = "env,registry,grader,episodes"
+DEFAULT_NAMESPACE = "town:main"  # deploy.cli's, spelled out: importing it here would be circular
+DEFAULT_REDIS = os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def register(sub: Any) -> None:
+    """Add ``auratown worker`` to the command line's subcommands."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "worker",
+        help="host stateless roles (env, registry, grader, episodes) sharing work with other workers",
+        description="Host the given roles until SIGTERM/SIGINT. Every worker on the same Redis and "
+        "namespace competes for the roles' messages through consumer groups, so benchmark cells and "
+        "episode units spread over all of them; a worker that dies leaves its unfinished messages to "
+        "the others after --visibility-timeout seconds.",
+    )
+    p.add_argument(
+        "--redis", metavar="URL", default=DEFAULT_REDIS, help="the shared Redis (default: %(default)s)"
+    )
+    p.add_argument("--namespace", default=DEFAULT_NAMESPACE, help="namespace served (default: %(default)s)")
+    p.add_argument(
+        "--roles", default=DEFAULT_ROLES, help=f"comma-separated: {', '.join(ROLES)} (default: all)"
+    )
+    p.add_argument("--model", default=None, help="env: default litellm model (default: offline)")
+    p.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL for the models")
+    p.add_argument("--cache-dir", type=Path, default=None, help="cache model answers here")
+    p.add_argument(
+        "--pool-size",
+        type=int,
+        default=1,
+        metavar="N",
+        help="messages each role handles at once in this process (default: %(default)s)",
+    )
+    p.add_argument(
+        "--visibility-timeout",
+        type=float,
+        default=30.0,
+        help="seconds before another worker takes over a dead one's unfinished messages (default 30)",
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="P",
+        help="serve Prometheus metrics on this port (when the metrics module is installed)",
+    )
+    p.set_defaults(func=run)
+    _bench_options(sub)
+
+
+def _bench_options(sub: Any) -> None:
+    """``--remote-workers [NS]`` for ``bench aura`` and ``bench episodes`` (when they exist)."""
+    bench = sub.choices.get("bench")
+    if bench is None:
+        return
+    for action in bench._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name in ("aura", "episodes"):
+                if name in action.choices:
+                    action.choices[name].add_argument(
+                        "--remote-workers",
+                        nargs="?",
+                        const=DEFAULT_NAMESPACE,
+                        default=None,
+                        metavar="NS",
+                        help="with --bus: send the work to `auratown worker` processes already serving "
+                        f"namespace NS there (default NS: {DEFAULT_NAMESPACE}) instead of starting --workers",
+                    )
+
+
+def parse_roles(text: str) -> list[str]:
+    roles: list[str] = []
+    for raw in (r.strip() for r in text.split(",")):
+        if not raw:
+            continue
+        role = ALIASES.get(raw, raw)
+        if role not in ROLES:
+            raise UserError(f"unknown role {raw!r}: choose from {', '.join(ROLES)}")
+        if role not in roles:
+            roles.append(role)
+    if not roles:
+        raise UserError("--roles needs at least one role")
+    return roles
+
+
+class Worker:
+    """The hosts of one worker process: ``pool_size`` lanes per role."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        namespace: str,
+        roles: list[str],
+        *,
+        model: str | None = None,
+        api_base: str | None = None,
+        cache_dir: Path | None = None,
+        pool_size: int = 1,
+        visibility_timeout: float = 30.0,
+    ) -> None:
+        from actors.bus import Bus
+        from actors.runtime import HostConfig
+
+        self.transport = transport
+        self.namespace = namespace
+        self.roles = roles
+        self.hosts: list[Host] = []
+        self.service: Any = None
+        factories = self._factories(model=model, api_base=api_base, cache_dir=cache_dir)
+        config = HostConfig(
+            fetch_count=1,
+            max_in_flight=1,  # one message at a time per lane: the rest stay for other workers
+            visibility_timeout=visibility_timeout,
+            pool_size=1,
+        )
+        from actors.runtime import Host
+
+        for role in roles:
+            address, factory = factories[role]
+            for lane in range(pool_size):
+                host = Host(Bus(transport, namespace), config, name=f"worker[{role}#{lane}]")
+                host.spawn(factory, address)
+                self.hosts.append(host)
+
+    def _factories(
+        self, *, model: str | None, api_base: str | None, cache_dir: Path | None
+    ) -> dict[str, tuple[str, Callable[[], Actor]]]:
+        from actors.aura import make_backend_factory
+        from actors.episodes import GRADER, GatewayPool, GraderActor
+        from actors.roles import ENV, REGISTRY, EnvActor, RegistryActor
+        from actors.roles.episodes_worker import UNIT_WORKER, EpisodeUnitActor
+
+        out: dict[str, tuple[str, Callable[[], Actor]]] = {}
+        if "env" in self.roles:
+            backends = make_backend_factory(model, api_base=api_base, cache_dir=cache_dir)
+            out["env"] = (ENV, lambda: EnvActor(backends))
+        if "registry" in self.roles:
+            out["registry"] = (REGISTRY, RegistryActor)
+        if "grader" in self.roles:
+            gateways = GatewayPool(api_base=api_base, cache_dir=cache_dir)
+            out["grader"] = (GRADER, lambda: GraderActor(gateways))
+        if "episodes" in self.roles:
+            from bench.episodes.worker import UnitService
+
+            self.service = UnitService(self.transport, cache_dir=cache_dir)
+            service = self.service
+            out["episodes"] = (UNIT_WORKER, lambda: EpisodeUnitActor(service.run))
+        return out
+
+    def start(self) -> Worker:
+        for host in self.hosts:
+            host.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop every lane at once (each drains its message within the host's deadline), then the
+        episode units' hosts."""
+        if self.service is not None:
+            self.service.stopping.set()
+        threads = [threading.Thread(target=h.stop, daemon=True) for h in self.hosts]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        if self.service is not None:
+            self.service.stop()
+
+
+def _serve_metrics(port: int, worker: Worker) -> Any:
+    """The hook for ``--metrics-port``: the operations part's metrics module, when present. It
+    renders the first lane's host (the counters of one lane; merging lanes is left to do)."""
+    try:
+        from actors.runtime import metrics
+    except ImportError:
+        raise UserError("--metrics-port needs actors.runtime.metrics, which is not installed") from None
+    return metrics.serve_host_metrics(worker.hosts[0], port)
+
+
+def run(args: argparse.Namespace) -> int:
+    from deploy.commands import open_bus
+
+    roles = parse_roles(args.roles)
+    if args.pool_size < 1:
+        raise UserError("--pool-size must be at least 1")
+    if args.visibility_timeout <= 0:
+        raise UserError("--visibility-timeout must be a positive number of seconds")
+    with open_bus(args.redis, args.namespace) as bus:  # checks the URL and that Redis answers
+        transport = bus.transport
+        worker = Worker(
+            transport,
+            args.namespace,
+            roles,
+            model=args.model,
+            api_base=args.api_base,
+            cache_dir=args.cache_dir,
+            pool_size=args.pool_size,
+            visibility_timeout=args.visibility_timeout,
+        )
+        stop = threading.Event()
+
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        metrics: Any = None
+        try:
+            worker.start()
+            if args.metrics_port is not None:
+                metrics = _serve_metrics(args.metrics_port, worker)
+            print(
+                f"worker {socket.gethostname()}:{os.getpid()} on {transport.url} namespace "
+                f"{args.namespace}: hosting {', '.join(roles)} x{args.pool_size}; Ctrl-C to stop",
+                flush=True,
+            )
+            while not stop.wait(0.5):
+                pass
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            worker.stop()
+            if metrics is not None:
+                metrics.close()
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,185 @@
+"""Operations on a real Redis: the daemon's Prometheus endpoint scraped during a run, and
+`auratown dlq list|replay|purge` on dead letters the runtime really made."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from actors.bus import Bus
+from actors.bus._redis import RedisTransport
+from actors.runtime import Host, HostConfig
+from tests.conftest import ROOT, Processes, auratown, wait_until
+from tests.support.actors import FlakyActor
+from tests.support.messages import Done, Flaky, Work
+from tests.unit.test_metrics import parse_exposition, value
+
+pytestmark = pytest.mark.redis
+
+
+def _lines(proc: subprocess.Popen[str]) -> queue.Queue[str]:
+    """The process's stdout lines, read on a thread (a test must not block on a silent child)."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def _metrics_url(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> str:
+    seen: list[str] = []
+
+    def found() -> str | None:
+        while not lines.empty():
+            line = lines.get()
+            seen.append(line)
+            if line.startswith("metrics on "):
+                return line.split()[-1].replace("0.0.0.0", "127.0.0.1")
+        if proc.poll() is not None:
+            raise AssertionError(f"the daemon exited with {proc.returncode}: {''.join(seen)}")
+        return None
+
+    return wait_until(found, timeout=60, what=f"the daemon's metrics line (so far: {seen})")
+
+
+def _scrape(url: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        return parse_exposition(r.read().decode())
+
+
+def test_the_daemons_metrics_endpoint_shows_traffic_and_handler_latency(
+    processes: Processes, redis_url: str, namespace: str
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deploy.cli", "daemon", "--redis", redis_url, "--namespace", namespace,
+         "--speed", "20", "--metrics-port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    processes.procs.append(proc)  # type: ignore[arg-type]  # killed at teardown if still running
+    url = _metrics_url(proc, _lines(proc))
+
+    def busy() -> dict[str, list[tuple[dict[str, str], float]]] | None:
+        s = _scrape(url)
+        ticks = sum(v for _, v in s.get("auratown_handler_latency_seconds_count", []))
+        return s if ticks >= 20 else None
+
+    samples = wait_until(busy, timeout=60, what="twenty handled messages in the daemon's metrics")
+    inbound = {ls["stream"]: v for ls, v in samples["auratown_messages_in_total"]}
+    outbound = {ls["stream"]: v for ls, v in samples["auratown_messages_out_total"]}
+    assert inbound.get("inbox:world", 0) > 0 and inbound.get("inbox:clock", 0) > 0, inbound
+    assert sum(outbound.values()) > 0
+    types = {ls["actor_type"] for ls, _ in samples["auratown_handler_latency_seconds_count"]}
+    assert {"WorldActor", "ClockActor"} <= types, types
+    for actor_type in types:  # cumulative buckets ending at the count
+        buckets = [v for ls, v in samples["auratown_handler_latency_seconds_bucket"]
+                   if ls["actor_type"] == actor_type]  # fmt: skip
+        assert buckets == sorted(buckets)
+        count = value(samples, "auratown_handler_latency_seconds_count", actor_type=actor_type)
+        assert buckets[-1] == count > 0
+    assert value(samples, "auratown_bus_up") == 1
+    assert value(samples, "auratown_dead_letters") == 0
+    pending = {ls["stream"] for ls, _ in samples["auratown_stream_pending"]}
+    assert "inbox:world" in pending and "inbox:clock" in pending
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+
+
+def test_a_busy_metrics_port_is_a_one_line_error() -> None:
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = auratown("daemon", "--metrics-port", str(port), timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"auratown daemon: error: cannot serve metrics on port {port}: Address already in use"
+    )
+
+
+# ---------------------------------------------------------------------------- dlq
+
+
+@pytest.fixture
+def failing_host(redis_url: str, namespace: str) -> Iterator[Bus]:
+    """A host whose ``flaky`` actor fails Flaky messages and rejects Work; dead letters made for real."""
+    bus = Bus(RedisTransport(redis_url), namespace)
+    host = Host(bus, HostConfig(block_ms=50, retry_backoff=0.01, retry_backoff_max=0.05))
+    host.spawn(FlakyActor, "flaky")
+    FlakyActor.attempts.clear()
+    with host:
+        yield bus
+    bus.close()
+    bus.transport.close()
+
+
+def _dlq(redis_url: str, namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return auratown("dlq", *args, "--redis", redis_url, "--namespace", namespace, timeout=60)
+
+
+def test_dlq_list_replay_and_purge_real_dead_letters(
+    failing_host: Bus, redis_url: str, namespace: str
+) -> None:
+    bus = failing_host
+    bus.tell("flaky", Flaky(key="k1", fail_times=bus.max_attempts))  # fails every attempt it gets
+    bus.tell("flaky", Work(seq=7))  # PermanentError: rejected at once
+    bus.transport.add(bus.keys.inbox("flaky"), {"m": b"\xc1garbage"})  # undecodable
+    wait_until(lambda: len(bus.dead_letters()) == 3, timeout=30, what="three dead letters")
+
+    listed = _dlq(redis_url, namespace, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {r["reason"]: r for r in json.loads(listed.stdout)}
+    assert set(rows) == {"handler_error", "rejected", "malformed"}
+    assert rows["handler_error"]["type"] == "test.flaky" and rows["handler_error"]["source"] == "flaky"
+    assert rows["handler_error"]["attempts"] == bus.max_attempts
+    assert rows["rejected"]["type"] == "test.work" and rows["rejected"]["attempts"] == 1
+    assert "transient failure" in rows["handler_error"]["detail"]
+    text = _dlq(redis_url, namespace, "list")
+    assert text.returncode == 0 and "3 dead letter(s)" in text.stdout
+    assert all(r["id"] in text.stdout for r in rows.values())
+
+    # Bad input: one line on stderr, exit status 2, nothing changed.
+    for args, message in (
+        (("replay",), "needs --id ENTRY, --reason R or --all"),
+        (("purge", "--id", "1-999"), "no dead letter with id 1-999"),
+        (("purge", "--all", "--reason", "rejected"), "--all cannot be combined"),
+        (("replay", "--reason", "nope"), "matches --reason nope"),
+    ):
+        bad = _dlq(redis_url, namespace, *args)
+        assert bad.returncode == 2 and message in bad.stderr and len(bad.stderr.splitlines()) == 1, bad
+    assert len(bus.dead_letters()) == 3
+
+    # Replay: the original bytes go back to the inbox; the (now working) handler succeeds.
+    replay = _dlq(redis_url, namespace, "replay", "--id", rows["handler_error"]["id"])
+    assert replay.returncode == 0 and "1 replayed" in replay.stdout, replay.stderr
+
+    def done() -> bool:
+        envelopes = [bus.decode_entry(e) for e in bus.transport.range(bus.keys.inbox("collector"))]
+        return any(
+            env is not None and isinstance(env.payload, Done) and env.payload.by == "k1" for env in envelopes
+        )
+
+    wait_until(done, timeout=30, what="the replayed message to be handled")
+    assert {d.reason for d in bus.dead_letters()} == {"rejected", "malformed"}
+
+    purged = _dlq(redis_url, namespace, "purge", "--reason", "malformed", "--json")
+    assert purged.returncode == 0 and len(json.loads(purged.stdout)["purged"]) == 1
+    assert [d.reason for d in bus.dead_letters()] == ["rejected"]
+    everything = _dlq(redis_url, namespace, "purge", "--all")
+    assert everything.returncode == 0 and "purged every dead letter (1)" in everything.stdout
+    assert bus.dead_letters() == []
+    empty = _dlq(redis_url, namespace, "list")
+    assert empty.returncode == 0 and "no dead letters" in empty.stdout
