@@ -33,6 +33,8 @@ from messages.town import (
 log = structlog.get_logger("auratown.clock")
 
 CLOCK = "clock"
+WAKE_RETRY_S = 1.0
+"""Seconds before a wake-up that could not be sent (Redis away) is tried again."""
 WORLD = "world"
 
 
@@ -123,7 +125,12 @@ class ClockActor(StatefulActor[ClockState]):
                 return
             self._wake_due = None
         if self._bus is not None and not self._bus.closed:
-            self._bus.tell(self._address, ClockWake(due=when), sender=self._address)
+            try:
+                self._bus.tell(self._address, ClockWake(due=when), sender=self._address)
+            except Exception as exc:  # noqa: BLE001 - Redis away longer than the transport waits
+                # A lost wake-up would stall the town for good: try again until the bus is back.
+                log.warning("clock wake-up not sent; retrying", error=repr(exc), retry_in=WAKE_RETRY_S)
+                self._wake_at(self._now() + WAKE_RETRY_S)
 
     # ------------------------------------------------------------------ handlers
 

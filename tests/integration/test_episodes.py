@@ -37,6 +37,7 @@ from messages.episodes import (
     UserTurn,
 )
 from tests.conftest import ROOT, Processes, auratown, wait_until
+from tests.support.episodes import finished_sessions
 from tests.support.openai_stub import OpenAIStub, Reply, json_reply, ok
 from tests.support.topics import topic_messages
 
@@ -315,9 +316,7 @@ def test_an_interrupted_episode_resumes_where_it_stopped(redis_url: str, tmp_pat
     record = out / "units" / "bakery_owner.builtin.r1.jsonl"
 
     def finished() -> int:
-        if not record.exists():
-            return 0
-        return sum('"event": "finished"' in line for line in record.read_text().splitlines())
+        return finished_sessions(record)
 
     try:
         wait_until(lambda: finished() >= 3, timeout=120, what="three finished sessions")

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from actors.bus import Bus
+from actors.bus import Bus, MemoryTransport
+from actors.bus._transport import Fields
 from actors.runtime import Host, HostConfig
 from actors.town import (
     ROLES,
@@ -23,6 +24,7 @@ from actors.town import (
     spawn_town,
 )
 from messages.town import InjectEvent, TickCompleted, TownEvent
+from tests.conftest import wait_until
 from tests.support.topics import topic_messages
 from world import Town
 
@@ -147,3 +149,35 @@ def test_topics_nobody_reads_keep_only_their_recent_history(bus: Bus) -> None:
     assert len(kept) == 100
     last = kept[-1]
     assert last is not None and isinstance(last.payload, TownEvent)
+
+
+class _ClockInboxOutage(MemoryTransport):
+    """A memory bus on which sending to the clock's inbox fails while ``down`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.refused = 0
+
+    def add(self, stream: str, fields: Fields) -> str:
+        if self.down and stream.endswith(":inbox:clock"):
+            self.refused += 1
+            raise ConnectionError("the bus is away")
+        return super().add(stream, fields)
+
+
+def test_a_wake_up_the_bus_refused_is_sent_again_and_the_clock_goes_on() -> None:
+    transport = _ClockInboxOutage()
+    bus = Bus(transport, "town:outage")
+    try:
+        with running_town(bus, ticks_per_second=50.0, start_paused=False):
+            wait_until(lambda: len(completions(bus)) >= 2, timeout=30, what="the first ticks")
+            transport.down = True
+            wait_until(lambda: transport.refused >= 2, timeout=30, what="refused wake-ups")
+            stalled = len(completions(bus))
+            transport.down = False
+            wait_until(lambda: len(completions(bus)) >= stalled + 3, timeout=30, what="ticks after it")
+        ticks = [c.tick for c in completions(bus)]
+        assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))  # none lost, none doubled
+    finally:
+        bus.close()

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, Processes, auratown, wait_until
+from tests.support.episodes import finished_sessions
 from tests.support.openai_stub import OpenAIStub, Reply
 
 pytestmark = pytest.mark.redis
@@ -149,9 +150,7 @@ def test_a_unit_whose_worker_dies_is_taken_over_and_resumes(
     record = out / "units" / "bakery_owner.builtin.r1.jsonl"
 
     def finished() -> int:
-        if not record.exists():
-            return 0
-        return sum('"event": "finished"' in line for line in record.read_text().splitlines())
+        return finished_sessions(record)
 
     try:
         wait_until(lambda: finished() >= 2, timeout=120, what="two finished sessions")
