@@ -162,6 +162,7 @@ def _target(bus: Bus, d: DeadLetter) -> str:
 
 def _replay(bus: Bus, letters: list[DeadLetter], as_json: bool) -> int:
     from actors.bus import FIELD
+    from messages import with_attempt
 
     replayed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
@@ -171,7 +172,8 @@ def _replay(bus: Bus, letters: list[DeadLetter], as_json: bool) -> int:
             skipped.append({"id": d.entry_id, "why": why})
             continue
         target = _target(bus, d)
-        new_id = bus.transport.add(target, {FIELD: d.data})
+        # Back with a fresh attempt count, so a replay gets every retry again.
+        new_id = bus.transport.add(target, {FIELD: with_attempt(d.data, 1)})
         bus.transport.delete_entries(bus.keys.dead_letters, [d.entry_id])
         replayed.append({"id": d.entry_id, "to": _source(bus, target), "entry": new_id})
     if as_json:

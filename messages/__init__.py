@@ -5,7 +5,7 @@ This package does no I/O, reads no clock and draws no randomness.
 
 from messages import aura, episodes, probes, town
 from messages._base import Message
-from messages._codec import decode, encode, envelope_to_dict, read_header
+from messages._codec import decode, encode, envelope_to_dict, read_header, with_attempt
 from messages._envelope import ENVELOPE_FORMAT, Envelope
 from messages._errors import (
     DecodeError,
@@ -53,4 +53,5 @@ __all__ = [
     "schema_file_name",
     "town",
     "upcaster",
+    "with_attempt",
 ]

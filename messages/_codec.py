@@ -69,6 +69,20 @@ def read_header(data: bytes) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if k != "payload" and isinstance(k, str)}
 
 
+def with_attempt(data: bytes, attempt: int) -> bytes:
+    """The same encoded envelope with its attempt count set (a replayed dead letter), payload
+    untouched, whatever its type; bytes that are not an envelope map come back as they were."""
+    try:
+        raw = msgpack.unpackb(data, raw=False)
+    except Exception:  # noqa: BLE001 - not ours to repair
+        return data
+    if not isinstance(raw, dict) or raw.get("format") != ENVELOPE_FORMAT or raw.get("attempt") == attempt:
+        return data
+    raw["attempt"] = attempt
+    packed: bytes = msgpack.packb(raw, use_bin_type=True)
+    return packed
+
+
 def decode(data: bytes, registry: MessageRegistry = REGISTRY) -> Envelope:
     """Decode and validate msgpack bytes into an ``Envelope`` with a typed payload."""
     try:

@@ -173,6 +173,10 @@ def test_dlq_list_replay_and_purge_real_dead_letters(
         )
 
     wait_until(done, timeout=30, what="the replayed message to be handled")
+    # It came back with a fresh attempt count: a replay gets every retry again.
+    inbox = [bus.decode_entry(e) for e in bus.transport.range(bus.keys.inbox("flaky"))]
+    replayed = [env for env in inbox if env is not None and isinstance(env.payload, Flaky)]
+    assert replayed[-1].attempt == 1, [(e.id, e.attempt) for e in replayed]
     assert {d.reason for d in bus.dead_letters()} == {"rejected", "malformed"}
 
     purged = _dlq(redis_url, namespace, "purge", "--reason", "malformed", "--json")

@@ -23,6 +23,7 @@ from messages import (
     decode,
     encode,
     envelope_to_dict,
+    with_attempt,
 )
 
 
@@ -169,3 +170,13 @@ def test_registry_names_are_not_class_paths() -> None:
     for name, model in REGISTRY.models().items():
         assert name != f"{model.__module__}.{model.__qualname__}"
         assert model.message_type == name
+
+
+def test_with_attempt_resets_the_count_and_keeps_everything_else() -> None:
+    tired = envelope(Ping(seq=3, body="again"), attempt=5, correlation_id="c9")
+    fresh = decode(with_attempt(encode(tired), 1))
+    assert fresh == tired.model_copy(update={"attempt": 1})
+    garbage = b"\xc1not msgpack"
+    assert with_attempt(garbage, 1) == garbage
+    unknown = wire(type="someone.elses", attempt=4)  # no model needed: only the header changes
+    assert msgpack.unpackb(with_attempt(unknown, 1))["attempt"] == 1
