@@ -137,7 +137,9 @@ class Worker:
         self.roles = roles
         self.hosts: list[Host] = []
         self.service: Any = None
-        factories = self._factories(model=model, api_base=api_base, cache_dir=cache_dir)
+        factories = self._factories(
+            model=model, api_base=api_base, cache_dir=cache_dir, visibility_timeout=visibility_timeout
+        )
         config = HostConfig(
             fetch_count=1,
             max_in_flight=1,  # one message at a time per lane: the rest stay for other workers
@@ -154,12 +156,13 @@ class Worker:
                 self.hosts.append(host)
 
     def _factories(
-        self, *, model: str | None, api_base: str | None, cache_dir: Path | None
+        self, *, model: str | None, api_base: str | None, cache_dir: Path | None, visibility_timeout: float
     ) -> dict[str, tuple[str, Callable[[], Actor]]]:
         from actors.aura import make_backend_factory
         from actors.episodes import GRADER, GatewayPool, GraderActor
         from actors.roles import ENV, REGISTRY, EnvActor, RegistryActor
         from actors.roles.episodes_worker import UNIT_WORKER, EpisodeUnitActor
+        from actors.runtime import HostConfig
 
         out: dict[str, tuple[str, Callable[[], Actor]]] = {}
         if "env" in self.roles:
@@ -173,7 +176,9 @@ class Worker:
         if "episodes" in self.roles:
             from bench.episodes.worker import UnitService
 
-            self.service = UnitService(self.transport, cache_dir=cache_dir)
+            # The units' own actors take the worker's visibility timeout too.
+            unit_config = HostConfig(visibility_timeout=visibility_timeout)
+            self.service = UnitService(self.transport, cache_dir=cache_dir, config=unit_config)
             service = self.service
             out["episodes"] = (UNIT_WORKER, lambda: EpisodeUnitActor(service.run))
         return out

@@ -33,7 +33,7 @@ from actors.episodes import (
     GraderActor,
     SimulatedUserActor,
 )
-from actors.runtime import Actor, Context, Host, on
+from actors.runtime import Actor, Context, Host, HostConfig, on
 from bench.episodes.loader import LoadedTask
 from bench.episodes.plan import Unit
 from bench.episodes.store import UnitRecord
@@ -98,14 +98,23 @@ class EpisodeHost:
     """One process's host for the units it runs: the shared grader and session sink, and each
     unit's registry, user and (built-in) assistant, spawned when the unit starts."""
 
-    def __init__(self, bus: Bus, settings: RunSettings, *, gateways: GatewayPool | None = None) -> None:
+    def __init__(
+        self,
+        bus: Bus,
+        settings: RunSettings,
+        *,
+        gateways: GatewayPool | None = None,
+        config: HostConfig | None = None,
+    ) -> None:
+        """``config``: the host's settings (a worker passes its visibility timeout, so a unit it
+        dies in is taken over as fast as its other work)."""
         self.bus = bus
         self.settings = settings
         self.gateways = gateways or GatewayPool(api_base=settings.api_base)
         self.sink_address = f"runner.{bus.process_id}"
         self._queues: dict[tuple[str, str], queue.Queue[SessionEnded]] = {}
         self._lock = threading.Lock()
-        self.host = Host(bus, name="episodes")
+        self.host = Host(bus, config, name="episodes")
         self.host.spawn(lambda: SessionSink(self._deliver), self.sink_address)
         self.host.spawn(lambda: GraderActor(self.gateways), GRADER)
         self.host.start()

@@ -25,6 +25,7 @@ from typing import Any
 import structlog
 
 from actors.bus import Bus, Transport
+from actors.runtime import HostConfig
 from bench.episodes.loader import LoadedEpisode, LoadedTask
 from bench.episodes.plan import Unit, parse_assistants
 from bench.episodes.runner import EpisodeHost, RunSettings, UnitRunner
@@ -229,9 +230,12 @@ class UnitService:
     process's life, hosts the units' actors; units of one run may run at once (``--pool-size``).
     """
 
-    def __init__(self, transport: Transport, *, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self, transport: Transport, *, cache_dir: Path | None = None, config: HostConfig | None = None
+    ) -> None:
         self.transport = transport
         self.cache_dir = cache_dir
+        self.config = config
         self._hosts: dict[tuple[str, RunSettings], EpisodeHost] = {}
         self._lock = threading.Lock()
         self.stopping = threading.Event()
@@ -243,7 +247,8 @@ class UnitService:
             eh = self._hosts.get((namespace, settings))
             if eh is None:
                 gateways = GatewayPool(api_base=settings.api_base, cache_dir=self.cache_dir)
-                eh = EpisodeHost(Bus(self.transport, namespace), settings, gateways=gateways)
+                bus = Bus(self.transport, namespace)
+                eh = EpisodeHost(bus, settings, gateways=gateways, config=self.config)
                 self._hosts[(namespace, settings)] = eh
             return eh
 
