@@ -10,6 +10,7 @@ from messages.aura import IntentFrame
 from messages.episodes import TurnRecord, UserTurn
 from messages.probes import ToolList
 from world.episodes.assistant import MemoryNote
+from world.episodes.assistant.shortlist import Shortlist
 
 Messages = list[dict[str, str]]
 
@@ -37,13 +38,22 @@ decisions made (files written, orders placed). Answer with one JSON object and n
 {"notes": [{"kind": "preference" | "fact" | "decision", "text": "one self-contained sentence"}]}"""
 
 
-def _tools_text(tools: ToolList) -> str:
+def _tools_text(tools: ToolList, shown: Shortlist | None = None) -> str:
+    """The tools' JSON schemas; with a shortlist, only its ``full`` tools, and the other apps'
+    tools by name (still callable)."""
     out: list[dict[str, Any]] = []
     for entry in tools.functions:
         fn = entry.get("function", entry)
-        if isinstance(fn, dict):
+        if isinstance(fn, dict) and (shown is None or fn.get("name") in shown.full):
             out.append({k: fn[k] for k in ("name", "description", "parameters") if k in fn})
-    return json.dumps(out, separators=(",", ":"))
+    text = json.dumps(out, separators=(",", ":"))
+    if shown is not None and shown.by_name:
+        apps = "; ".join(f"{app}: {', '.join(apis)}" for app, apis in sorted(shown.by_name.items()))
+        text += (
+            "\nMore app tools, callable as mcp_appworld_<app>__<api> (ask with the arguments you "
+            f"expect; a mistake is explained in the result): {apps}"
+        )
+    return text
 
 
 def _notes_text(notes: Sequence[MemoryNote]) -> str:
@@ -77,9 +87,10 @@ def react_messages(
     frame: IntentFrame | None,
     budget: int | None,
     max_steps: int,
+    shown: Shortlist | None = None,
 ) -> Messages:
     system = REACT_SYSTEM.replace("{max_steps}", str(max_steps))
-    system += f"\n\nTools (JSON schema):\n{_tools_text(tools)}"
+    system += f"\n\nTools (JSON schema):\n{_tools_text(tools, shown)}"
     system += f"\n\nWhat you remember about the user:\n{_notes_text(notes)}"
     if frame is not None:
         system += (

@@ -40,6 +40,7 @@ from world.episodes.assistant import (
     situation,
     tool_names,
 )
+from world.episodes.assistant.shortlist import shortlist
 
 log = structlog.get_logger("auratown.episode.assistant")
 
@@ -162,8 +163,17 @@ class LLMAssistant(MeteredCalls):
         if intent_step and seen.first:
             frame = self._frame(turn, seen, memory=memory, notes=notes, listing=listing, names=names)
             budget = budget_for_gap(frame.gap, self.probe_limit)
+        used = [r.tool_name for t in transcript for r in t.tool_records]
+        shown = shortlist(names, [seen.combined, *(t.text for t in transcript)], used)
         messages = prompts.react_messages(
-            turn, transcript, notes, listing, frame=frame, budget=budget, max_steps=self.max_steps
+            turn,
+            transcript,
+            notes,
+            listing,
+            frame=frame,
+            budget=budget,
+            max_steps=self.max_steps,
+            shown=shown,
         )
         records: list[ToolRecord] = []
         try:

@@ -441,3 +441,34 @@ def test_intent_questions_are_few_targeted_and_skip_what_is_known() -> None:
     assert all("summary of the garden project" in q for q in asked)  # each names its object
     # format and length are in the request, the deadline in the workspace: none of them is asked
     assert not any(word in q for q in asked for word in ("format", "long", "deadline"))
+
+
+def test_a_model_is_shown_the_tools_its_request_points_at_and_the_rest_by_name() -> None:
+    from actors.episodes import _assistant_prompts as prompts
+    from world.episodes.apps import EpisodeTools
+    from world.episodes.assistant.shortlist import shortlist
+
+    registry = EpisodeTools()
+    names = registry.names()
+    shown = shortlist(names, ["Please order two packs of compostable boxes for the bakery."])
+    assert "mcp_appworld_amazon__place_order" in shown.full and "write_file" in shown.full
+    assert not any(n.startswith("mcp_appworld_spotify__") for n in shown.full)
+    assert "create_playlist" in shown.by_name["spotify"]
+    # A tool the session already used stays described, whatever the words of the turn.
+    later = shortlist(names, ["Thanks, that is all."], used=["mcp_appworld_gmail__send_email"])
+    assert "mcp_appworld_gmail__send_email" in later.full and "amazon" in later.by_name
+
+    turn = UserTurn(
+        episode_id="ep",
+        task_id="t",
+        user_id="u",
+        turn=1,
+        kind="request",
+        text="Order boxes.",
+        reply_to="user.ep",
+    )
+    listing = registry.tool_list()
+    full = prompts.react_messages(turn, [], [], listing, frame=None, budget=None, max_steps=8)
+    short = prompts.react_messages(turn, [], [], listing, frame=None, budget=None, max_steps=8, shown=shown)
+    assert len(short[0]["content"]) * 2 < len(full[0]["content"])
+    assert "mcp_appworld_<app>__<api>" in short[0]["content"] and "create_playlist" in short[0]["content"]
