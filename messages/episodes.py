@@ -236,6 +236,9 @@ class SeedWorkspace(Message):
     app_state: JsonObject = {}
     """Per-app data merged into the app state (``{"amazon": {"products": [...]}}``)."""
     sim_time: float = 0.0
+    delivered: tuple[int, ...] = ()
+    """Ids of scheduled items this session's heartbeat delivers: marked ``delivered``, so the
+    next heartbeat does not deliver them again."""
 
 
 @message("episode.restore", 1)
@@ -248,7 +251,7 @@ class RestoreSnapshot(Message):
 @message("episode.get_diff", 1)
 class GetStateDiff(Message):
     since: str
-    """A snapshot label (the task id of a session)."""
+    """A snapshot label (the task id of a session); "" for the state alone, with no diff."""
 
 
 @message("episode.read_files", 1)

@@ -89,7 +89,16 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
     def seed(self, ctx: Context, msg: SeedWorkspace) -> RegistryAck:
         env = merge_app_state(self.state.env, msg.app_state)
         files = {**env.files, **msg.files}
-        env = env.model_copy(update={"files": files, "task_id": msg.task_id, "clock": msg.sim_time})
+        delivered = set(msg.delivered)
+        scheduled = [
+            {**item, "status": "delivered", "delivered_in": msg.task_id}
+            if item.get("id") in delivered
+            else item
+            for item in env.scheduled
+        ]
+        env = env.model_copy(
+            update={"files": files, "task_id": msg.task_id, "clock": msg.sim_time, "scheduled": scheduled}
+        )
         self.state.env = env
         self.state.snapshots[msg.task_id] = env
         self.state.seeded = True
@@ -109,11 +118,13 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
 
     @on(GetStateDiff)
     def diff(self, ctx: Context, msg: GetStateDiff) -> StateDiffData | Rejected:
+        env = self.state.env
+        state = env.model_dump(mode="json", exclude={"files"})
+        if not msg.since:
+            return StateDiffData(since="", state=state)
         snap = self.state.snapshots.get(msg.since)
         if snap is None:
             return Rejected(reason=f"no snapshot {msg.since!r}")
-        env = self.state.env
-        state = env.model_dump(mode="json", exclude={"files"})
         return StateDiffData(since=msg.since, changes=tuple(state_diff(snap, env)), state=state)
 
     @on(ReadFiles)

@@ -52,7 +52,6 @@ from messages.episodes import (
     SessionEnded,
     SessionGrade,
     SessionStarted,
-    SessionTrigger,
     StartSession,
     StateDiffData,
     ToolHistory,
@@ -163,11 +162,15 @@ class EpisodeHost:
         self.host.stop()
 
 
-def _due_items(state: dict[str, Any], now: float) -> list[dict[str, Any]]:
+def _due_items(state: dict[str, Any], now: float, task_id: str) -> list[dict[str, Any]]:
+    """Scheduled items whose time has come and that no earlier heartbeat delivered (a session
+    run again after a crash gets the items its first run was given)."""
     due = []
     for item in state.get("scheduled", []):
-        if isinstance(item, dict) and float(item.get("at", 0.0)) <= now and item.get("status") != "done":
-            due.append(item)
+        if not isinstance(item, dict) or float(item.get("at", 0.0)) > now:
+            continue
+        if item.get("status") == "pending" or item.get("delivered_in") == task_id:
+            due.append({k: v for k, v in item.items() if k != "delivered_in"})
     return due
 
 
@@ -211,7 +214,7 @@ class UnitRunner:
             if self.record.started(tid):
                 self._restart(tid)
             self.record.mark_started(tid)
-            ended = self._session(task, assistant, clock, previous)
+            ended = self._session(task, assistant, clock)
             grade = self._grade(task, ended)
             self.record.finish(task, ended, grade, clock)
             previous = tid
@@ -243,24 +246,33 @@ class UnitRunner:
         base = 0.0 if first else clock + SESSION_GAP_MINUTES
         return max(base, float(at)) if isinstance(at, int | float) else base
 
-    def _session(self, task: LoadedTask, assistant: str, clock: float, previous: str | None) -> SessionEnded:
+    def _session(self, task: LoadedTask, assistant: str, clock: float) -> SessionEnded:
         tid = task.task.task_id
         assets = dict(task.assets)  # earlier tasks' assets were seeded by their own sessions
         meta = task.task.metadata if isinstance(task.task.metadata, dict) else {}
         app_state = meta.get("app_state") if isinstance(meta.get("app_state"), dict) else {}
-        self._ask(
-            self.registry,
-            SeedWorkspace(task_id=tid, files=assets, app_state=app_state or {}, sim_time=clock),
-            RegistryAck,
-            "the workspace seed",
-        )
         spec = session_spec(task.task, self.key, sim_time=clock)
         if self.settings.max_turns is not None:
             spec = spec.model_copy(update={"max_turns": self.settings.max_turns})
+        due = self._due(tid, clock) if spec.trigger.source == "heartbeat" else []
+        self._ask(
+            self.registry,
+            SeedWorkspace(
+                task_id=tid,
+                files=assets,
+                app_state=app_state or {},
+                sim_time=clock,
+                delivered=tuple(int(i["id"]) for i in due if isinstance(i.get("id"), int)),
+            ),
+            RegistryAck,
+            "the workspace seed",
+        )
         if spec.trigger.source == "heartbeat":
-            trigger = self._heartbeat(spec.trigger, clock, previous)
-            text = describe_payload("heartbeat", trigger.payload or {})
-            spec = spec.model_copy(update={"trigger": trigger, "initial_input": text})
+            payload = {"type": "heartbeat", "time_minutes": clock, "due": due, **(spec.trigger.payload or {})}
+            trigger = spec.trigger.model_copy(update={"payload": payload})
+            spec = spec.model_copy(
+                update={"trigger": trigger, "initial_input": describe_payload("heartbeat", payload)}
+            )
         judge: Judgement = "llm" if self.settings.judge_model else "deterministic"
         started = self._ask(
             self.user,
@@ -285,19 +297,13 @@ class UnitRunner:
                 raise EpisodeRunError(f"session {tid} of {self.key} neither ended nor could be aborted")
         return ended
 
-    def _heartbeat(self, trigger: SessionTrigger, clock: float, previous: str | None) -> SessionTrigger:
-        due: list[dict[str, Any]] = []
-        if previous is not None:
-            try:
-                reply = self.bus.ask(
-                    self.registry, GetStateDiff(since=previous), timeout=self.settings.ask_timeout
-                )
-                if isinstance(reply, StateDiffData):
-                    due = _due_items(reply.state, clock)
-            except (AskTimeoutError, RemoteError):
-                pass
-        payload = {"type": "heartbeat", "time_minutes": clock, "due": due, **(trigger.payload or {})}
-        return trigger.model_copy(update={"payload": payload})
+    def _due(self, task_id: str, clock: float) -> list[dict[str, Any]]:
+        """The scheduled items a heartbeat opening ``task_id`` at ``clock`` delivers."""
+        try:
+            state = self.bus.ask(self.registry, GetStateDiff(since=""), timeout=self.settings.ask_timeout)
+        except (AskTimeoutError, RemoteError) as exc:
+            raise EpisodeRunError(f"{self.registry} did not answer the heartbeat's schedule: {exc}") from exc
+        return _due_items(state.state if isinstance(state, StateDiffData) else {}, clock, task_id)
 
     def _grade(self, task: LoadedTask, ended: SessionEnded) -> SessionGrade:
         tid = task.task.task_id

@@ -372,3 +372,35 @@ def test_the_llm_path_runs_through_litellm_and_unreadable_judges_never_pass(tmp_
     assert unit["proc"] == 0.0
     replies = [t for t in _trace(out) if t["type"] == "turn" and t["role"] == "assistant"]
     assert all(t["kind"].startswith("llm:") for t in replies)
+
+
+def test_a_heartbeat_delivers_each_due_scheduled_item_once(bus: Bus) -> None:
+    from bench.episodes.runner import _due_items
+    from messages.episodes import GetStateDiff, StateDiffData
+    from messages.probes import ProbeCall, ProbeResult
+
+    host = Host(bus, name="heartbeat-test")
+    host.spawn(EpisodeRegistryActor, "registry.ep")
+    host.start()
+    try:
+        bus.ask("registry.ep", SeedWorkspace(task_id="t1"), timeout=10)
+        call = ProbeCall(
+            registry="episode", tool="schedule_task", args={"text": "Call Dario", "at_minutes": 30}
+        )
+        made = bus.ask("registry.ep", call, timeout=10)
+        assert isinstance(made, ProbeResult) and made.ok, made
+        state = bus.ask("registry.ep", GetStateDiff(since=""), timeout=10)
+        assert isinstance(state, StateDiffData)
+        due = _due_items(state.state, 60.0, "t2")
+        assert [i["text"] for i in due] == ["Call Dario"]
+        # The heartbeat of t2 delivers it ...
+        bus.ask(
+            "registry.ep", SeedWorkspace(task_id="t2", sim_time=60.0, delivered=(due[0]["id"],)), timeout=10
+        )
+        after = bus.ask("registry.ep", GetStateDiff(since=""), timeout=10)
+        assert isinstance(after, StateDiffData)
+        # ... so t3's heartbeat does not deliver it again, while a rerun of t2 (after a crash) still gets it.
+        assert _due_items(after.state, 120.0, "t3") == []
+        assert [i["text"] for i in _due_items(after.state, 60.0, "t2")] == ["Call Dario"]
+    finally:
+        host.stop()
