@@ -349,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     eps.add_argument("--namespace", default=None, help="the bus namespace (default: episodes.<run dir name>)")
     eps.add_argument("--max-turns", type=_positive_int, default=None, help="override every task's turn limit")
     eps.add_argument(
+        "--max-tokens", type=_positive_int, default=None, help="cap every model answer (small local models)"
+    )
+    eps.add_argument(
         "--session-timeout",
         type=_positive_float,
         default=900.0,

@@ -412,6 +412,8 @@ class UnitSettings(_Frozen):
     ask_timeout: float = Field(default=120.0, gt=0)
     max_turns: int | None = None
     """Overrides every task's turn limit (at least 1)."""
+    max_tokens: int | None = None
+    """Caps every model answer."""
 
 
 @message("episode.run_unit", 1)

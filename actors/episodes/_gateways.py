@@ -7,7 +7,15 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from actors.llm import DiskCache, GatewayConfig, LLMGateway, ResponseCache, UsageStats
+from actors.llm import (
+    STAGE_SETTINGS,
+    DiskCache,
+    GatewayConfig,
+    LLMGateway,
+    ResponseCache,
+    StageSettings,
+    UsageStats,
+)
 from messages.aura import UsageSummary
 
 
@@ -18,6 +26,8 @@ class GatewayPool:
     timeout: float = 60.0
     cache: ResponseCache | None = None
     cache_dir: Path | None = None
+    max_tokens: int | None = None
+    """A cap on every stage's answer (a small local model that rambles past the timeout)."""
     _gateways: dict[str, LLMGateway] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -28,8 +38,20 @@ class GatewayPool:
                 store = self.cache
                 if store is None and self.cache_dir is not None:
                     store = self.cache = DiskCache(self.cache_dir)
+                overrides = {}
+                if self.max_tokens is not None:
+                    overrides = {
+                        stage: StageSettings(
+                            s.temperature, min(s.max_tokens or self.max_tokens, self.max_tokens)
+                        )
+                        for stage, s in STAGE_SETTINGS.items()
+                    }
                 config = GatewayConfig(
-                    model=model, api_base=self.api_base, api_key=self.api_key, timeout=self.timeout
+                    model=model,
+                    api_base=self.api_base,
+                    api_key=self.api_key,
+                    timeout=self.timeout,
+                    stage_overrides=overrides,
                 )
                 gw = self._gateways[model] = LLMGateway(config, cache=store)
             return gw

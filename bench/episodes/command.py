@@ -81,6 +81,7 @@ def _config(args: argparse.Namespace, episodes: list[LoadedEpisode]) -> dict[str
         "model": args.model,
         "judge_model": args.judge_model,
         "max_turns": args.max_turns,
+        "max_tokens": args.max_tokens,
     }
 
 
@@ -140,6 +141,7 @@ def settings_from(args: argparse.Namespace) -> Any:
         api_base=args.api_base,
         session_timeout=args.session_timeout,
         max_turns=args.max_turns,
+        max_tokens=args.max_tokens,
     )
 
 
@@ -159,7 +161,7 @@ def run_units_here(
     transport: Transport = RedisTransport(bus_url) if bus_url else MemoryTransport()
     bus = Bus(transport, namespace)
     settings = settings_from(args)
-    gateways = GatewayPool(api_base=args.api_base, cache_dir=args.cache_dir)
+    gateways = GatewayPool(api_base=args.api_base, cache_dir=args.cache_dir, max_tokens=args.max_tokens)
     host = EpisodeHost(bus, settings, gateways=gateways)
     try:
         for i, unit in enumerate(units, 1):
@@ -359,6 +361,7 @@ def run_on_workers(
         api_base=args.api_base,
         session_timeout=args.session_timeout,
         max_turns=args.max_turns,
+        max_tokens=args.max_tokens,
     )
     absent_since = [time.monotonic()]
 

@@ -80,6 +80,8 @@ class RunSettings:
     max_turns: int | None = None
     """Overrides every task's turn limit."""
     max_steps: int = 8
+    max_tokens: int | None = None
+    """Caps every model answer (see ``GatewayPool.max_tokens``)."""
 
 
 class SessionSink(Actor):
@@ -109,7 +111,7 @@ class EpisodeHost:
         dies in is taken over as fast as its other work)."""
         self.bus = bus
         self.settings = settings
-        self.gateways = gateways or GatewayPool(api_base=settings.api_base)
+        self.gateways = gateways or GatewayPool(api_base=settings.api_base, max_tokens=settings.max_tokens)
         self.sink_address = f"runner.{bus.process_id}"
         self._queues: dict[tuple[str, str], queue.Queue[SessionEnded]] = {}
         self._lock = threading.Lock()

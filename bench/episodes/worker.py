@@ -220,6 +220,7 @@ def settings_of(msg: UnitSettings) -> RunSettings:
         session_timeout=msg.session_timeout,
         ask_timeout=msg.ask_timeout,
         max_turns=msg.max_turns,
+        max_tokens=msg.max_tokens,
     )
 
 
@@ -246,7 +247,9 @@ class UnitService:
         with self._lock:
             eh = self._hosts.get((namespace, settings))
             if eh is None:
-                gateways = GatewayPool(api_base=settings.api_base, cache_dir=self.cache_dir)
+                gateways = GatewayPool(
+                    api_base=settings.api_base, cache_dir=self.cache_dir, max_tokens=settings.max_tokens
+                )
                 bus = Bus(self.transport, namespace)
                 eh = EpisodeHost(bus, settings, gateways=gateways, config=self.config)
                 self._hosts[(namespace, settings)] = eh

@@ -411,3 +411,13 @@ def test_importing_the_gateway_loads_neither_litellm_nor_pydantic() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_an_episode_gateway_pool_caps_every_stage_answer() -> None:
+    from actors.episodes import GatewayPool
+
+    config = GatewayPool(max_tokens=100).get("openai/local").config
+    assert config.settings_for(Stage.ANSWER).max_tokens == 100  # was the provider's default
+    assert config.settings_for(Stage.IMPORTANCE).max_tokens == 50  # a smaller cap stays
+    assert config.settings_for(Stage.ANSWER).temperature == STAGE_SETTINGS[Stage.ANSWER].temperature
+    assert GatewayPool().get("openai/local").config.settings_for(Stage.ANSWER).max_tokens is None
