@@ -151,14 +151,15 @@ def policy_verdict(spec: ToolSpec[Any], policies: Iterable[ProbePolicy]) -> str 
     return None
 
 
-def _validation_summary(exc: ValidationError, spec: ToolSpec[Any]) -> str:
+def validation_summary(exc: ValidationError, name: str, args_model: type[BaseModel]) -> str:
+    """One line for arguments that failed validation: the first problems and what the tool takes."""
     parts = []
     for err in exc.errors()[:4]:
         where = ".".join(str(p) for p in err["loc"]) or "arguments"
         parts.append(f"{where}: {err['msg']}")
-    props = spec.args_model.model_json_schema().get("properties", {})
+    props = args_model.model_json_schema().get("properties", {})
     expected = ", ".join(props) if props else "no arguments"
-    return f"invalid arguments for {spec.name} ({'; '.join(parts)}); it takes {expected}"
+    return f"invalid arguments for {name} ({'; '.join(parts)}); it takes {expected}"
 
 
 class ProbeRegistry:
@@ -248,7 +249,7 @@ class ProbeRegistry:
         try:
             model = spec.args_model.model_validate(dict(args or {}))
         except ValidationError as exc:
-            error = _validation_summary(exc, spec)
+            error = validation_summary(exc, spec.name, spec.args_model)
             return self._outcome(
                 caller, spec.name, tool, raw, status="invalid_args", asker=asker, error=error
             )
@@ -326,28 +327,56 @@ class ProbeRegistry:
         error: str | None = None,
         disclosure: int = 0,
     ) -> ProbeOutcome:
-        audit = AuditRecord(
-            caller=caller,
-            registry=self.name,
-            tool=tool,
-            requested=requested,
-            args=args,
+        return make_outcome(
+            self.name,
+            caller,
+            tool,
+            requested,
+            args,
             status=status,
-            result_chars=_size(result),
-            disclosure=disclosure,
             asker=asker,
-            error=error,
-        )
-        return ProbeOutcome(
-            tool=tool,
-            requested=requested,
-            args=args,
-            status=status,
             result=result,
             error=error,
             disclosure=disclosure,
-            audit=audit,
         )
+
+
+def make_outcome(
+    registry: RegistryName,
+    caller: str,
+    tool: str,
+    requested: str,
+    args: JsonObject,
+    *,
+    status: ProbeStatus,
+    asker: str | None = None,
+    result: JsonObject | None = None,
+    error: str | None = None,
+    disclosure: int = 0,
+) -> ProbeOutcome:
+    """An outcome and its audit record, for any registry (the town's and the episodes')."""
+    audit = AuditRecord(
+        caller=caller,
+        registry=registry,
+        tool=tool,
+        requested=requested,
+        args=args,
+        status=status,
+        result_chars=_size(result),
+        disclosure=disclosure,
+        asker=asker,
+        error=error,
+    )
+    return ProbeOutcome(
+        tool=tool,
+        requested=requested,
+        args=args,
+        status=status,
+        result=result,
+        error=error,
+        disclosure=disclosure,
+        audit=audit,
+    )
 
 
 def perspective(scene: ProbeScene, caller: str, asker: str | None = None) -> ProbeContext:

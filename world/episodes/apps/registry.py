@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from messages.probes import (
-    AuditRecord,
     JsonObject,
     ProbeOutcome,
     ProbePolicy,
@@ -38,7 +36,7 @@ from world.episodes.apps.base import (
 )
 from world.episodes.apps.state import EnvState, merge_app_state
 from world.episodes.apps.workspace import FILE_SYSTEM_TOOLS, WORKSPACE_TOOLS
-from world.probes.registry import ALLOW_ALL, policy_verdict
+from world.probes.registry import ALLOW_ALL, make_outcome, policy_verdict, validation_summary
 
 REGISTRY: RegistryName = "episode"
 
@@ -83,20 +81,6 @@ def canonical_tool_name(name: str) -> str | None:
             if candidate in _BY_NAME and "__" in candidate:
                 return candidate
     return None
-
-
-def _size(result: JsonObject | None) -> int:
-    return 0 if result is None else len(json.dumps(result, ensure_ascii=False, sort_keys=True))
-
-
-def _validation_summary(exc: ValidationError, tool: EpisodeTool[Any]) -> str:
-    parts = []
-    for err in exc.errors()[:4]:
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        parts.append(f"{where}: {err['msg']}")
-    props = tool.args_model.model_json_schema().get("properties", {})
-    expected = ", ".join(props) if props else "no arguments"
-    return f"invalid arguments for {tool.name} ({'; '.join(parts)}); it takes {expected}"
 
 
 class EpisodeTools:
@@ -187,7 +171,7 @@ class EpisodeTools:
         try:
             model = spec.args_model.model_validate(raw)
         except ValidationError as exc:
-            error = _validation_summary(exc, spec)
+            error = validation_summary(exc, spec.name, spec.args_model)
             return self._outcome(caller, spec.name, tool, raw, "invalid_args", error=error), state
         # The call payload as the caller gave it, normalised (paths, address lists).
         call_args: JsonObject = model.model_dump(mode="json", exclude_unset=True)
@@ -216,16 +200,6 @@ class EpisodeTools:
         result: JsonObject | None = None,
         error: str | None = None,
     ) -> ProbeOutcome:
-        audit = AuditRecord(
-            caller=caller,
-            registry=REGISTRY,
-            tool=tool,
-            requested=requested,
-            args=args,
-            status=status,
-            result_chars=_size(result),
-            error=error,
-        )
-        return ProbeOutcome(
-            tool=tool, requested=requested, args=args, status=status, result=result, error=error, audit=audit
+        return make_outcome(
+            REGISTRY, caller, tool, requested, args, status=status, result=result, error=error
         )
