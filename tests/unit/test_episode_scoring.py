@@ -25,6 +25,7 @@ from messages.episodes import (
     ToolSelection,
     TurnRecord,
 )
+from tests.conftest import ROOT
 from world.episodes.grading import RuleRun, checked_scores, grade_session
 from world.episodes.judging import DeterministicRubricJudge, Verdict
 from world.episodes.scoring import (
@@ -41,67 +42,10 @@ from world.episodes.scoring import (
 )
 
 # The rule scorer of the paper's Appendix C.6 (the page break's indentation restored).
-PAPER_SCORER = """
-from typing import Any
-
-TARGET_PRODUCT_ID = 1578
-TARGET_QUANTITY = 2
-
-def _default_scores() -> dict[str, int]:
-    return {
-        "used amazon__place_order successfully": 0,
-        "recovered placed order_id": 0,
-        "show_order confirms target product": 0,
-        "show_order confirms ordered_quantity == 2": 0,
-    }
-
-def score(tools_history: list[dict[str, Any]]) -> dict[str, int]:
-    result = _default_scores()
-    order_id: int | None = None
-
-    for item in tools_history:
-        if not isinstance(item, dict):
-            continue
-
-        tool_name = str(item.get("tool_name") or "").strip()
-        call_payload = item.get("call")
-        raw_result = item.get("result")
-        response = raw_result.get("response") if isinstance(raw_result, dict) else None
-
-        if tool_name == "mcp_appworld_amazon__place_order" and isinstance(response, dict):
-            if (
-                isinstance(call_payload, dict)
-                and "payment_card_id" in call_payload
-                and "address_id" in call_payload
-                and isinstance(response.get("order_id"), int)
-            ):
-                result["used amazon__place_order successfully"] = 1
-                order_id = response["order_id"]
-                result["recovered placed order_id"] = 1
-                continue
-
-        if tool_name != "mcp_appworld_amazon__show_order" or not isinstance(response, dict):
-            continue
-
-        if order_id is not None and response.get("order_id") != order_id:
-            continue
-
-        order_items = response.get("order_items")
-        if not isinstance(order_items, list):
-            continue
-
-        for order_item in order_items:
-            if not isinstance(order_item, dict):
-                continue
-            if order_item.get("product_id") != TARGET_PRODUCT_ID:
-                continue
-            result["show_order confirms target product"] = 1
-            if order_item.get("ordered_quantity") == TARGET_QUANTITY:
-                result["show_order confirms ordered_quantity == 2"] = 1
-            return result
-
-    return result
-"""
+# The rule-based evaluator of the paper's Appendix C.6, as the pi-Bench layout fixture ships it.
+PAPER_SCORER = (
+    ROOT / "tests/fixtures/pibench/data/pibench_demo/tasks/order_coffee_dripper/tools_eval.py"
+).read_text()
 PAPER_KEYS = [
     "used amazon__place_order successfully",
     "recovered placed order_id",
