@@ -31,6 +31,7 @@ from messages.episodes import (
 from messages.probes import ListTools, ProbeCall, ProbePolicy, ProbeResult, ToolList
 from messages.town import Rejected
 from world.episodes.apps import EnvState, EpisodeTools, merge_app_state, new_state, state_diff
+from world.episodes.assistant import record_of
 
 log = structlog.get_logger("auratown.episode.registry")
 
@@ -40,19 +41,6 @@ class EpisodeRegistryState(BaseModel):
     snapshots: dict[str, EnvState] = {}
     history: list[ToolRecord] = []
     seeded: bool = False
-
-
-def record_of(outcome: ProbeResult, *, task_id: str, seq: int) -> ToolRecord:
-    """pi-Bench's record of a call (Appendix C.4): the response of a call that ran, else its error."""
-    result = {"response": outcome.result or {}} if outcome.ok else {"error": outcome.error or outcome.status}
-    return ToolRecord(
-        tool_name=outcome.tool,
-        call=outcome.args,
-        result=result,
-        status=outcome.status,
-        task_id=task_id,
-        seq=seq,
-    )
 
 
 class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):

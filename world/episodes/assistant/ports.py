@@ -18,9 +18,10 @@ class ToolPort(Protocol):
     def tools(self) -> ToolList: ...
 
 
-def record_of(outcome: ProbeOutcome, *, task_id: str = "") -> ToolRecord:
+def record_of(outcome: ProbeOutcome, *, task_id: str = "", seq: int = 0) -> ToolRecord:
     """pi-Bench's record of a call (Appendix C.4): ``{"response": ...}`` of a call that ran, else
-    ``{"error": ..., "status": ...}``."""
+    ``{"error": ..., "status": ...}``. The registry's history and the assistant's replies both
+    record calls this way."""
     if outcome.ok:
         result: dict[str, Any] = {"response": outcome.result or {}}
     else:
@@ -31,6 +32,7 @@ def record_of(outcome: ProbeOutcome, *, task_id: str = "") -> ToolRecord:
         result=result,
         status=outcome.status,
         task_id=task_id,
+        seq=seq,
     )
 
 
