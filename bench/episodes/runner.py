@@ -57,7 +57,7 @@ from messages.episodes import (
     ToolHistory,
 )
 from messages.town import Rejected
-from world.episodes.tasks import describe_payload, grading_spec, session_spec
+from world.episodes.tasks import describe_payload, grading_spec, opens_at, session_spec
 
 log = structlog.get_logger("auratown.episodes")
 
@@ -202,27 +202,28 @@ class UnitRunner:
         assistant = self.eh.spawn_unit(self.unit)
         done = self.record.finished_tasks()
         tasks = [t for t in self.unit.episode.tasks if t.task.task_id in self.unit.task_ids]
-        if done and not self._state_survived(tasks, done):
+        if done and not self._state_survived():
             log.warning("episode state lost; the unit starts over", unit=self.key)
             self.record.reset()
             done = set()
         clock = self.record.last_clock()
-        previous: str | None = self.record.last_task()
+        first = self.record.last_task() is None
         for task in tasks:
             tid = task.task.task_id
             if tid in done:
                 continue
-            clock = self._next_clock(task, clock, first=previous is None)
+            clock = self._next_clock(task, clock, first=first)
             if self.record.started(tid):
                 self._restart(tid)
             self.record.mark_started(tid)
             ended = self._session(task, assistant, clock)
             grade = self._grade(task, ended)
             self.record.finish(task, ended, grade, clock)
-            previous = tid
+            first = False
             log.info("session done", unit=self.key, task=tid, reason=ended.reason, comp=grade.comp)
 
-    def _state_survived(self, tasks: list[LoadedTask], done: set[str]) -> bool:
+    def _state_survived(self) -> bool:
+        """Whether the registry still holds the state of the last finished session."""
         last = self.record.last_task()
         if last is None:
             return True
@@ -243,16 +244,12 @@ class UnitRunner:
         self.bus.ask(self.registry, RestoreSnapshot(label=tid), timeout=self.settings.ask_timeout)
 
     def _next_clock(self, task: LoadedTask, clock: float, *, first: bool) -> float:
-        meta = task.task.metadata
-        at = meta.get("at_minutes") if isinstance(meta, dict) else None
-        base = 0.0 if first else clock + SESSION_GAP_MINUTES
-        return max(base, float(at)) if isinstance(at, int | float) else base
+        return opens_at(task.task, 0.0 if first else clock + SESSION_GAP_MINUTES)
 
     def _session(self, task: LoadedTask, assistant: str, clock: float) -> SessionEnded:
         tid = task.task.task_id
         assets = dict(task.assets)  # earlier tasks' assets were seeded by their own sessions
-        meta = task.task.metadata if isinstance(task.task.metadata, dict) else {}
-        app_state = meta.get("app_state") if isinstance(meta.get("app_state"), dict) else {}
+        app_state = task.task.extensions.app_state
         spec = session_spec(task.task, self.key, sim_time=clock)
         if self.settings.max_turns is not None:
             spec = spec.model_copy(update={"max_turns": self.settings.max_turns})
@@ -262,7 +259,7 @@ class UnitRunner:
             SeedWorkspace(
                 task_id=tid,
                 files=assets,
-                app_state=app_state or {},
+                app_state=app_state,
                 sim_time=clock,
                 delivered=tuple(int(i["id"]) for i in due if isinstance(i.get("id"), int)),
             ),
