@@ -145,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
 def daemon(args: argparse.Namespace) -> int:
     """Host the town's roles until SIGTERM/SIGINT; state persists in Redis across restarts."""
     from actors.aura import make_backend_factory
+    from actors.llm import GatewayPool
     from actors.runtime import Host, HostConfig, freeze_heap
     from actors.town import ensure_config, spawn_town
     from deploy.acl_command import spawn_policy_registries
@@ -181,10 +182,8 @@ def daemon(args: argparse.Namespace) -> int:
         host_config = HostConfig(visibility_timeout=args.visibility_timeout, pool_size=pool_size or 4)
         host = Host(bus, host_config, name=f"auratown-daemon[{','.join(roles)}]")
         try:
-            env_gateways: dict[str, Any] = {}
-            backends = make_backend_factory(
-                args.model, api_base=args.api_base, cache_dir=args.cache_dir, gateways=env_gateways
-            )
+            env_gateways = GatewayPool(api_base=args.api_base, cache_dir=args.cache_dir)
+            backends = make_backend_factory(args.model, pool=env_gateways)
             by_identity = spawn_policy_registries(host, args, roles)  # registry:IDENT; first: checks the file
             spawned = spawn_town(host, config, roles=roles, agents=agents, backends=backends, **minds)
             spawned += by_identity
@@ -201,7 +200,7 @@ def daemon(args: argparse.Namespace) -> int:
 
         def all_ledgers() -> dict[str, Any]:
             # Read at each scrape: the env's gateways are made on first use of a model.
-            return {**ledgers, **{f"env:{m}": gw.usage for m, gw in list(env_gateways.items())}}
+            return {**ledgers, **{f"env:{m}": gw.usage for m, gw in env_gateways.gateways.items()}}
 
         # --http: the live view, with /metrics mounted too (binds before any actor starts)
         route = metrics_route(lambda: render_metrics(host, bus, all_ledgers))

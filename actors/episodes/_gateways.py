@@ -1,60 +1,13 @@
-"""One LLM gateway per model, shared by the episode actors of a process (their caches and usage
-ledgers accumulate across sessions), and usage read back per actor as a wire summary."""
+"""Model usage of the episode actors read back per actor as a wire summary (the gateways
+themselves come from ``actors.llm.GatewayPool``)."""
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
-from pathlib import Path
-
 from actors.llm import (
-    STAGE_SETTINGS,
-    DiskCache,
-    GatewayConfig,
     LLMGateway,
-    ResponseCache,
-    StageSettings,
     UsageStats,
 )
 from messages.aura import UsageSummary
-
-
-@dataclass
-class GatewayPool:
-    api_base: str | None = None
-    api_key: str | None = None
-    timeout: float = 60.0
-    cache: ResponseCache | None = None
-    cache_dir: Path | None = None
-    max_tokens: int | None = None
-    """A cap on every stage's answer (a small local model that rambles past the timeout)."""
-    _gateways: dict[str, LLMGateway] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def get(self, model: str) -> LLMGateway:
-        with self._lock:
-            gw = self._gateways.get(model)
-            if gw is None:
-                store = self.cache
-                if store is None and self.cache_dir is not None:
-                    store = self.cache = DiskCache(self.cache_dir)
-                overrides = {}
-                if self.max_tokens is not None:
-                    overrides = {
-                        stage: StageSettings(
-                            s.temperature, min(s.max_tokens or self.max_tokens, self.max_tokens)
-                        )
-                        for stage, s in STAGE_SETTINGS.items()
-                    }
-                config = GatewayConfig(
-                    model=model,
-                    api_base=self.api_base,
-                    api_key=self.api_key,
-                    timeout=self.timeout,
-                    stage_overrides=overrides,
-                )
-                gw = self._gateways[model] = LLMGateway(config, cache=store)
-            return gw
 
 
 def actor_usage(gateway: LLMGateway | None, actor: str) -> UsageStats:

@@ -13,9 +13,10 @@ from collections.abc import Callable
 
 import structlog
 
-from actors.episodes._gateways import GatewayPool, actor_usage, fallback_reasons, usage_summary
+from actors.episodes._gateways import actor_usage, fallback_reasons, usage_summary
 from actors.episodes.judges import LLMRubricJudge
 from actors.episodes.rule_scorer import run_rule_scorer
+from actors.llm import GatewayPool
 from actors.runtime import Actor, Context, on
 from messages.episodes import GradeSession, SessionGrade
 from world.episodes.grading import RuleRun, grade_session

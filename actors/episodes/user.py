@@ -15,14 +15,13 @@ from pydantic import BaseModel
 
 from actors.bus import AskTimeoutError, RemoteError
 from actors.episodes._gateways import (
-    GatewayPool,
     actor_usage,
     add_usage,
     fallback_reasons,
     usage_summary,
 )
 from actors.episodes.judges import LLMIntentJudge, LLMUserVoice
-from actors.llm import LLMGateway
+from actors.llm import GatewayPool, LLMGateway
 from actors.runtime import Context, StatefulActor, on
 from messages.aura import UsageSummary
 from messages.episodes import (

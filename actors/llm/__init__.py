@@ -12,6 +12,7 @@ from actors.llm._errors import ErrorReason, LLMError
 from actors.llm._gateway import Completion, LLMGateway, Structured
 from actors.llm._json import extract_json, schema_prompt
 from actors.llm._metered import MeteredCalls
+from actors.llm._pool import GatewayPool
 from actors.llm._stages import STAGE_SETTINGS, Stage, StageSettings
 from actors.llm._usage import FallbackRecord, UsageLedger, UsageStats
 
@@ -22,6 +23,7 @@ __all__ = [
     "ErrorReason",
     "FallbackRecord",
     "GatewayConfig",
+    "GatewayPool",
     "LLMError",
     "LLMGateway",
     "MeteredCalls",
