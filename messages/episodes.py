@@ -38,7 +38,9 @@ TerminalStatus = Literal["completed", "inferred", "provided"]
 TurnKind = Literal["request", "trigger", "answer", "provide", "followup"]
 """What a user turn is: the initial request, an environment trigger, the answer to a targeted
 question (inferred intents), a provided intent, or a plain nudge (nothing left to reveal)."""
-EndReason = Literal["complete", "max_turns", "timeout", "aborted"]
+EndReason = Literal["complete", "max_turns", "timeout", "aborted", "error"]
+"""``error``: the session could not go on (a judge answered nothing readable after its retries);
+its grade is left out of the averages and counted."""
 Judgement = Literal["deterministic", "llm"]
 
 
@@ -58,6 +60,8 @@ class ToolRecord(_Frozen):
     task_id: str = ""
     seq: int = Field(default=0, ge=0)
     """Position in the episode's tool history (the registry's count)."""
+    turn: int = Field(default=0, ge=0)
+    """The session turn the call was made in (the user message it answers; 0: unknown)."""
 
 
 class SessionTrigger(_Frozen):
@@ -81,7 +85,8 @@ class SessionSpec(_Frozen):
     hidden_intents: tuple[str, ...] = ()
     files_read: tuple[str, ...] = ()
     """Workspace paths whose contents the judges read with each reply."""
-    max_turns: int = Field(default=12, ge=1, le=200)
+    max_turns: int = Field(default=30, ge=1, le=200)
+    """Assistant replies before the session ends (pi-Bench's ``BenchmarkRunner.max_turns``: 30)."""
     sim_time: float = 0.0
     """Virtual minutes since the episode began, when the session opens."""
 
@@ -122,6 +127,15 @@ class StartSession(Message):
     judge: Judgement = "deterministic"
     model: str | None = None
     """The user's and judges' litellm model when ``judge`` is ``llm``."""
+
+
+@message("episode.turn_started", 1)
+class TurnStarted(Message):
+    """User -> ``registry.EP`` before each user message: the calls from now on answer message
+    ``turn`` of the task (pi-Bench scores rule scorers and rubric items per turn)."""
+
+    task_id: str
+    turn: int = Field(ge=1)
 
 
 @message("episode.started", 1)
@@ -233,6 +247,8 @@ class SeedWorkspace(Message):
     task_id: str
     files: dict[str, str] = {}
     """Workspace path -> text content (a task's asset files)."""
+    binaries: dict[str, str] = {}
+    """Workspace path -> base64 of a binary asset, copied byte for byte."""
     app_state: JsonObject = {}
     """Per-app data merged into the app state (``{"amazon": {"products": [...]}}``)."""
     sim_time: float = 0.0
@@ -360,8 +376,9 @@ class CriterionResult(_Frozen):
     weight: float = 1.0
     source: Literal["rubric", "rule", "state"]
     passed: bool
-    """The corrected reading (the faithful one differs only for rule items: ``passed_faithful``)."""
+    """Our reading."""
     passed_faithful: bool
+    """pi-Bench's reading."""
     evidence: str = ""
     error: str | None = None
     """A judge or scorer failure: the item counts as not passed, and the failure is reported."""
@@ -372,13 +389,16 @@ class SessionGrade(Message):
     task_id: str
     criteria: tuple[CriterionResult, ...] = ()
     comp: float | None = None
-    """Weighted mean of the items (corrected reading); None for a task with no checklist."""
+    """Weighted mean of the items (our reading); None for a task with no items or left out."""
     comp_faithful: float | None = None
-    """pi-Bench's reading: the rule scorer sees the last call per tool, exact names only."""
+    """pi-Bench's reading (``world.episodes.grading``): rubric and rule scorer per turn, any turn."""
     grader_errors: tuple[str, ...] = ()
     """Rule scorers that crashed or returned garbage, judges that answered nothing readable."""
     judge_failures: int = Field(default=0, ge=0)
     usage: UsageSummary = UsageSummary()
+    excluded: str | None = None
+    """Why a COMP of this grade is left out of the averages (the session ended in error, a judge
+    answered nothing readable, the scorer's key set failed); None when both readings count."""
 
 
 # ---------------------------------------------------------------- units on worker processes
@@ -398,6 +418,8 @@ class UnitTask(_Frozen):
     """The task file (``world.episodes.tasks.TaskFile``), dumped in JSON mode."""
     assets: dict[str, str] = {}
     """Workspace path -> text."""
+    binaries: dict[str, str] = {}
+    """Workspace path -> base64 of a binary asset."""
     rule_scorer: str | None = None
     """The source of its tools_evaluation file."""
     rule_scorer_path: str | None = None
@@ -433,6 +455,10 @@ class RunUnit(Message):
     """Where the episode lives on the coordinator's machine (for messages only)."""
     tasks: tuple[UnitTask, ...] = ()
     """Every task of the episode, in order (an ablation unit runs one of them)."""
+    offered: tuple[str, ...] | None = None
+    """The app tools the persona's tools.yaml offers (None: every tool the apps serve)."""
+    seed: JsonObject | None = None
+    """The persona's app world seed (``world.episodes.apps.seed.WorldSeed``), dumped."""
     assistant: str = "builtin"
     """The assistant choice (``builtin``, ``builtin+intent`` or ``external:ADDRESS``)."""
     run: int = Field(default=1, ge=1)

@@ -24,8 +24,11 @@ RegistryName = Literal["environment", "agent_state", "episode"]
 REGISTRY_NAMES: tuple[RegistryName, ...] = ("environment", "agent_state")
 """The town's registries, served by the stateless ``registry`` actor."""
 
-ProbeStatus = Literal["ok", "denied", "unknown_tool", "invalid_args", "not_found", "unavailable", "failed"]
-"""``unavailable``: the registry actor could not read the live town (the world did not answer).
+ProbeStatus = Literal[
+    "ok", "denied", "unknown_tool", "invalid_args", "not_found", "unavailable", "failed", "unauthorized"
+]
+"""``unauthorized``: an app API called without a valid access token of that app (AppWorld's 401).
+``unavailable``: the registry actor could not read the live town (the world did not answer).
 ``failed``: an app tool ran and refused the request (an empty cart, an unknown order id)."""
 
 _INT64 = 2**63

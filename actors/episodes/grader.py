@@ -1,15 +1,16 @@
 """``grader``: scores finished sessions. Stateless, so any number may serve the address.
 
-Rubric items are judged per criterion (deterministic or LLM judge), the task's rule scorer runs on
-the tool history in a child process under both readings (pi-Bench's and the corrected one), and
-state checks read the app-state diff; ``world.episodes.grading`` combines them. A scorer that
+Rubric items are judged per criterion (deterministic or LLM judge) per turn and over the whole
+session, the task's rule scorer runs in one child process on every history both readings need
+(pi-Bench's per turn, ours whole), and state checks read the app-state diff;
+``world.episodes.grading`` combines them. A scorer that
 crashes or answers garbage and a judge that answers nothing readable are grader errors on the
 grade, never a score.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 import structlog
 
@@ -19,7 +20,7 @@ from actors.episodes.rule_scorer import run_rule_scorer
 from actors.llm import GatewayPool
 from actors.runtime import Actor, Context, on
 from messages.episodes import GradeSession, SessionGrade
-from world.episodes.grading import RuleRun, grade_session
+from world.episodes.grading import RuleRun, RuleRunner, grade_session
 from world.episodes.judging import DeterministicRubricJudge, RubricJudge
 
 log = structlog.get_logger("auratown.episode.grader")
@@ -32,15 +33,15 @@ class GraderActor(Actor):
         self,
         gateways: GatewayPool | None = None,
         *,
-        rule_runner: Callable[[str, list[dict[str, object]]], RuleRun] | None = None,
+        rule_runner: RuleRunner | None = None,
         scorer_timeout: float = 20.0,
     ) -> None:
         self.gateways = gateways or GatewayPool()
         self.scorer_timeout = scorer_timeout
         self.rule_runner = rule_runner or self._run_scorer
 
-    def _run_scorer(self, source: str, history: list[dict[str, object]]) -> RuleRun:
-        return run_rule_scorer(source, history, timeout=self.scorer_timeout)
+    def _run_scorer(self, source: str, histories: list[list[dict[str, Any]]]) -> list[RuleRun]:
+        return run_rule_scorer(source, histories, timeout=self.scorer_timeout)
 
     @on(GradeSession)
     def grade(self, ctx: Context, msg: GradeSession) -> SessionGrade:

@@ -1,15 +1,17 @@
-"""The model-backed judges and user voice of pi-Bench episodes, through the LLM gateway.
+"""The model-backed judges of pi-Bench episodes, through the LLM gateway.
 
 The judges send the paper's prompts (``world.episodes.judging``) at ``Stage.JUDGE`` and read the
-answer strictly: an unreadable item, or a call that ended in ``LLMError``, is
-``Verdict(yes=False, failed=True)`` (counted by the protocol and the grader, never a pass). The
-user voice words the user's next message at ``Stage.USER``; when the model fails it falls back to
-the template wording, recorded on the gateway (``record_fallback``), never silently.
+answer strictly. An answer with an unreadable item, or a call that ended in ``LLMError``, is asked
+again, fresh (not from the cache), after a backoff (pi-Bench's ``_request_intent_decisions`` and
+``_score_task_criteria`` retry too); items read in an earlier attempt keep their verdict. An item
+still unread after the last attempt is ``Verdict(yes=False, failed=True)``: the protocol ends the
+session in ``error`` and the grader leaves the task out of COMP, counted, never a pass nor a NO.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 
 from actors.llm import LLMError, LLMGateway, Stage
 from messages.episodes import Judgement
@@ -22,17 +24,54 @@ from world.episodes.judging import (
     unreadable,
     verdicts_from_answer,
 )
-from world.episodes.protocol import TemplateUserVoice, UserVoice
+
+RETRY_DELAYS = (0.5, 1.0, 2.0, 4.0)
+"""Seconds before each further attempt (pi-Bench waits 1, 4, 16, ... s over 16 attempts)."""
 
 
-def _ask(gateway: LLMGateway, prompt: str, actor: str, count: int, tag: DecisionTag) -> list[Verdict]:
-    if count == 0:
-        return []
-    try:
-        answer = gateway.complete(Stage.JUDGE, [{"role": "user", "content": prompt}], actor=actor)
-    except LLMError as exc:
-        return [unreadable(f"judge call failed: {exc.reason}")] * count
-    return verdicts_from_answer(answer.text, count, tag)
+class JudgeCaller:
+    """Asks a judge prompt until every item is read, at most ``len(delays) + 1`` times."""
+
+    def __init__(
+        self,
+        gateway: LLMGateway,
+        actor: str,
+        *,
+        delays: Sequence[float] = RETRY_DELAYS,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.gateway = gateway
+        self.actor = actor
+        self.delays = tuple(delays)
+        self.sleep = sleep
+        self.retries = 0
+        """Further attempts made so far (all prompts)."""
+
+    def ask(self, prompt: str, count: int, tag: DecisionTag) -> list[Verdict]:
+        if count == 0:
+            return []
+        best: list[Verdict | None] = [None] * count
+        last_problem = "no answer"
+        for attempt in range(len(self.delays) + 1):
+            if attempt:
+                self.retries += 1
+                self.sleep(self.delays[attempt - 1])
+            try:
+                answer = self.gateway.complete(
+                    Stage.JUDGE, [{"role": "user", "content": prompt}], actor=self.actor, fresh=attempt > 0
+                )
+            except LLMError as exc:
+                last_problem = f"judge call failed: {exc.reason}"
+                continue
+            for i, verdict in enumerate(verdicts_from_answer(answer.text, count, tag)):
+                if best[i] is None and not verdict.failed:
+                    best[i] = verdict
+                elif verdict.failed:
+                    last_problem = verdict.reason
+            if all(v is not None for v in best):
+                break
+        attempts = f"after {len(self.delays) + 1} attempts"
+        return [v if v is not None else unreadable(f"{last_problem} ({attempts})") for v in best]
 
 
 class LLMIntentJudge:
@@ -40,17 +79,18 @@ class LLMIntentJudge:
 
     kind: Judgement = "llm"
 
-    def __init__(self, gateway: LLMGateway, *, actor: str = "user") -> None:
+    def __init__(
+        self, gateway: LLMGateway, *, actor: str = "user", delays: Sequence[float] = RETRY_DELAYS
+    ) -> None:
         self.gateway = gateway
         self.actor = actor
+        self.caller = JudgeCaller(gateway, actor, delays=delays)
 
     def completion(self, reply: str, files: Mapping[str, str], intents: Sequence[str]) -> list[Verdict]:
-        prompt = render_completion_prompt(reply, files, intents)
-        return _ask(self.gateway, prompt, self.actor, len(intents), "decision")
+        return self.caller.ask(render_completion_prompt(reply, files, intents), len(intents), "decision")
 
     def clarification(self, reply: str, intents: Sequence[str]) -> list[Verdict]:
-        prompt = render_clarification_prompt(reply, intents)
-        return _ask(self.gateway, prompt, self.actor, len(intents), "decision")
+        return self.caller.ask(render_clarification_prompt(reply, intents), len(intents), "decision")
 
 
 class LLMRubricJudge:
@@ -58,74 +98,13 @@ class LLMRubricJudge:
 
     kind: Judgement = "llm"
 
-    def __init__(self, gateway: LLMGateway, *, actor: str = "grader") -> None:
-        self.gateway = gateway
-        self.actor = actor
-
-    def judge(self, hidden_intents: Sequence[str], history: str, criteria: Sequence[str]) -> list[Verdict]:
-        prompt = render_rubric_prompt(hidden_intents, history, criteria)
-        return _ask(self.gateway, prompt, self.actor, len(criteria), "score")
-
-
-USER_SYSTEM = (
-    "You play the user of a personal assistant in a multi-turn session. You write the user's next "
-    "message, in the first person, plainly and briefly (one to three sentences). State every "
-    "requirement you are given, with its concrete details (names, numbers, formats), and nothing "
-    "else: do not invent further requirements, do not thank at length, and never mention that "
-    "requirements were hidden. Output only the message text."
-)
-
-
-def _answer_prompt(reply: str, intents: Sequence[str]) -> str:
-    listed = "\n".join(f"- {text}" for text in intents)
-    return (
-        f"The assistant just wrote:\n<assistant_message>\n{reply}\n</assistant_message>\n\n"
-        "It asked about the following requirements of yours. Answer its question by stating them:\n"
-        f"{listed}"
-    )
-
-
-def _provide_prompt(reply: str, intent: str) -> str:
-    return (
-        f"The assistant just wrote:\n<assistant_message>\n{reply}\n</assistant_message>\n\n"
-        "It has not met, nor asked about, the following requirement of yours. Tell it, so the "
-        f"work can go on:\n- {intent}"
-    )
-
-
-def _clean(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        text = text[1:-1].strip()
-    return text
-
-
-class LLMUserVoice:
-    """Words the user's message with the model; the template's words when the model fails."""
-
     def __init__(
-        self, gateway: LLMGateway, *, actor: str = "user", fallback: UserVoice | None = None
+        self, gateway: LLMGateway, *, actor: str = "grader", delays: Sequence[float] = RETRY_DELAYS
     ) -> None:
         self.gateway = gateway
         self.actor = actor
-        self.fallback = fallback or TemplateUserVoice()
+        self.caller = JudgeCaller(gateway, actor, delays=delays)
 
-    def _say(self, prompt: str) -> str | None:
-        messages = [{"role": "system", "content": USER_SYSTEM}, {"role": "user", "content": prompt}]
-        try:
-            text = _clean(self.gateway.complete(Stage.USER, messages, actor=self.actor).text)
-        except LLMError as exc:
-            self.gateway.record_fallback(Stage.USER, self.actor, exc.reason)
-            return None
-        if not text:
-            self.gateway.record_fallback(Stage.USER, self.actor, "empty")
-            return None
-        return text
-
-    def answer(self, reply: str, intents: Sequence[str]) -> str:
-        said = self._say(_answer_prompt(reply, intents))
-        return said if said is not None else self.fallback.answer(reply, intents)
-
-    def provide(self, reply: str, intent: str) -> str:
-        said = self._say(_provide_prompt(reply, intent))
-        return said if said is not None else self.fallback.provide(reply, intent)
+    def judge(self, hidden_intents: Sequence[str], history: str, criteria: Sequence[str]) -> list[Verdict]:
+        prompt = render_rubric_prompt(hidden_intents, history, criteria)
+        return self.caller.ask(prompt, len(criteria), "score")

@@ -11,6 +11,9 @@ Every call, refused or not, is audited on ``registry.audit`` like the town's reg
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Iterable
+
 import structlog
 from pydantic import BaseModel
 
@@ -27,10 +30,12 @@ from messages.episodes import (
     StateDiffData,
     ToolHistory,
     ToolRecord,
+    TurnStarted,
 )
 from messages.probes import ListTools, ProbeCall, ProbePolicy, ProbeResult, ToolList
 from messages.town import Rejected
 from world.episodes.apps import EnvState, EpisodeTools, merge_app_state, new_state, state_diff
+from world.episodes.apps.seed import WorldSeed, seed_apps
 from world.episodes.assistant import record_of
 
 log = structlog.get_logger("auratown.episode.registry")
@@ -41,20 +46,30 @@ class EpisodeRegistryState(BaseModel):
     snapshots: dict[str, EnvState] = {}
     history: list[ToolRecord] = []
     seeded: bool = False
+    turn: int = 0
+    """The turn of the current session that calls answer (``TurnStarted``)."""
 
 
 class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
     state_model = EpisodeRegistryState
 
     def __init__(
-        self, policy: ProbePolicy | None = None, *, seed_apps: dict[str, dict[str, object]] | None = None
+        self,
+        policy: ProbePolicy | None = None,
+        *,
+        seed: WorldSeed | None = None,
+        offered: Iterable[str] | None = None,
     ):
-        self.tools = EpisodeTools(policy)
-        self.seed_apps = seed_apps
+        """``seed``: the persona's app world; ``offered``: the app tools its tools.yaml offers."""
+        self.tools = EpisodeTools(policy, offered=offered)
+        self.world_seed = seed
         super().__init__()
 
     def initial_state(self) -> EpisodeRegistryState:
-        return EpisodeRegistryState(env=new_state(self.seed_apps))
+        seed = self.world_seed
+        if seed is None:
+            return EpisodeRegistryState(env=new_state())
+        return EpisodeRegistryState(env=new_state(seed_apps(seed), start_time=seed.start_time))
 
     @on(ListTools)
     def list_tools(self, ctx: Context, msg: ListTools) -> ToolList:
@@ -68,7 +83,8 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
         outcome, env = self.tools.call(self.state.env, caller, msg.tool, msg.args, policy=msg.policy)
         result = ProbeResult.of(outcome)
         self.state.env = env
-        self.state.history.append(record_of(result, task_id=env.task_id, seq=len(self.state.history)))
+        record = record_of(result, task_id=env.task_id, seq=len(self.state.history))
+        self.state.history.append(record.model_copy(update={"turn": self.state.turn}))
         ctx.publish(AUDIT_TOPIC, outcome.audit)
         log.info("tool", caller=caller, tool=outcome.tool, status=outcome.status, task=env.task_id)
         return result
@@ -76,7 +92,11 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
     @on(SeedWorkspace)
     def seed(self, ctx: Context, msg: SeedWorkspace) -> RegistryAck:
         env = merge_app_state(self.state.env, msg.app_state)
-        files = {**env.files, **msg.files}
+        # An asset replaces what the workspace had at its path, text or binary.
+        files = {p: t for p, t in env.files.items() if p not in msg.binaries}
+        files.update(msg.files)
+        binaries = {p: b for p, b in env.binaries.items() if p not in msg.files}
+        binaries.update(msg.binaries)
         delivered = set(msg.delivered)
         scheduled = [
             {**item, "status": "delivered", "delivered_in": msg.task_id}
@@ -85,12 +105,24 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
             for item in env.scheduled
         ]
         env = env.model_copy(
-            update={"files": files, "task_id": msg.task_id, "clock": msg.sim_time, "scheduled": scheduled}
+            update={
+                "files": files,
+                "binaries": binaries,
+                "task_id": msg.task_id,
+                "clock": msg.sim_time,
+                "scheduled": scheduled,
+            }
         )
         self.state.env = env
+        self.state.turn = 0
         self.state.snapshots[msg.task_id] = env
         self.state.seeded = True
         return RegistryAck(label=msg.task_id, files=len(files), records=len(self.state.history))
+
+    @on(TurnStarted)
+    def turn_started(self, ctx: Context, msg: TurnStarted) -> None:
+        if msg.task_id == self.state.env.task_id:
+            self.state.turn = msg.turn
 
     @on(RestoreSnapshot)
     def restore(self, ctx: Context, msg: RestoreSnapshot) -> RegistryAck | Rejected:
@@ -100,6 +132,7 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
                 reason=f"no snapshot {msg.label!r}; taken: {', '.join(self.state.snapshots) or 'none'}"
             )
         self.state.env = snap
+        self.state.turn = 0
         # Calls made after the snapshot belong to the session being redone: they are forgotten with it.
         self.state.history = [r for r in self.state.history if r.task_id != msg.label]
         return RegistryAck(label=msg.label, files=len(snap.files), records=len(self.state.history))
@@ -107,7 +140,7 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
     @on(GetStateDiff)
     def diff(self, ctx: Context, msg: GetStateDiff) -> StateDiffData | Rejected:
         env = self.state.env
-        state = env.model_dump(mode="json", exclude={"files"})
+        state = env.model_dump(mode="json", exclude={"files", "binaries"})
         if not msg.since:
             return StateDiffData(since="", state=state)
         snap = self.state.snapshots.get(msg.since)
@@ -118,8 +151,17 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
     @on(ReadFiles)
     def read_files(self, ctx: Context, msg: ReadFiles) -> FilesData:
         files = self.state.env.files
+        binaries = self.state.env.binaries
         found = {p: files[p] for p in msg.paths if p in files}
-        return FilesData(files=found, missing=tuple(p for p in msg.paths if p not in files))
+        # A judge reads text: a binary file is named, not shown.
+        found.update(
+            {
+                p: f"[binary file {p}: {len(base64.b64decode(binaries[p]))} bytes]"
+                for p in msg.paths
+                if p in binaries
+            }
+        )
+        return FilesData(files=found, missing=tuple(p for p in msg.paths if p not in found))
 
     @on(GetToolHistory)
     def history(self, ctx: Context, msg: GetToolHistory) -> ToolHistory:

@@ -2,9 +2,12 @@
 
 The scorer is third-party code: it runs in a separate interpreter (``python -I``: no user site,
 no environment variables of Python's, no current directory on the path) in an empty temporary
-directory, with the source and the tool history as JSON on stdin and its scores as JSON on the
-last line of stdout. Whatever it prints itself goes to stderr. A crash, a timeout, or an answer
-that is not ``{text: 0 | 1}`` is a ``RuleRun`` with no scores and a one-line reason; never a score.
+directory, with the source and the tool histories as JSON on stdin and one answer per history as
+JSON on the last line of stdout. Whatever it prints itself goes to stderr. One child serves every
+history of a session (pi-Bench calls ``score`` once for its key set, ``score([])``, and once per
+turn). A crash of one call, or an answer that is not ``{text: 0 | 1}``, is a ``RuleRun`` with no
+scores and a one-line reason for that history; a scorer that does not load, or a timeout, fails
+them all. Never a score.
 """
 
 from __future__ import annotations
@@ -28,15 +31,21 @@ exec(compile(job["source"], job["filename"], "exec"), namespace)
 score = namespace.get("score")
 if not callable(score):
     raise SystemExit("the scorer defines no score(tools_history) function")
-scores = score(job["history"])
-if isinstance(scores, dict) and not all(isinstance(k, str) for k in scores):
-    answer = {"problem": "score() returned a non-text key"}
-else:
+answers = []
+for history in job["histories"]:
     try:
-        answer = {"scores": json.loads(json.dumps(scores, allow_nan=False))}
+        scores = score(history)
+    except Exception as exc:
+        answers.append({"problem": f"crashed: {type(exc).__name__}: {exc}"})
+        continue
+    if isinstance(scores, dict) and not all(isinstance(k, str) for k in scores):
+        answers.append({"problem": "score() returned a non-text key"})
+        continue
+    try:
+        answers.append({"scores": json.loads(json.dumps(scores, allow_nan=False))})
     except (TypeError, ValueError) as exc:
-        answer = {"problem": f"score() returned data that is not JSON ({exc})"}
-real_stdout.write("\n" + json.dumps(answer) + "\n")
+        answers.append({"problem": f"score() returned data that is not JSON ({exc})"})
+real_stdout.write("\n" + json.dumps(answers) + "\n")
 real_stdout.flush()
 """
 """The child: keys are checked before JSON would turn them into text, and a value JSON cannot
@@ -50,13 +59,22 @@ def _last_line(text: str) -> str:
 
 def run_rule_scorer(
     source: str,
-    history: Sequence[Mapping[str, Any]],
+    histories: Sequence[Sequence[Mapping[str, Any]]],
     *,
     timeout: float = 10.0,
     filename: str = "evaluate.py",
-) -> RuleRun:
-    """``score(history)`` of ``source``, run in a child interpreter within ``timeout`` seconds."""
-    job = json.dumps({"source": source, "filename": filename, "history": [dict(r) for r in history]})
+) -> list[RuleRun]:
+    """``score(history)`` of ``source`` for each history, in one child interpreter within
+    ``timeout`` seconds (for all of them)."""
+    if not histories:
+        return []
+    job = json.dumps(
+        {"source": source, "filename": filename, "histories": [[dict(r) for r in h] for h in histories]}
+    )
+
+    def every(reason: str) -> list[RuleRun]:
+        return [RuleRun(None, reason) for _ in histories]
+
     with tempfile.TemporaryDirectory(prefix="rule-scorer-") as workdir:
         try:
             done = subprocess.run(
@@ -69,19 +87,25 @@ def run_rule_scorer(
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            return RuleRun(None, f"timed out after {timeout:g} s")
+            return every(f"timed out after {timeout:g} s")
         except OSError as exc:
-            return RuleRun(None, f"could not start the scorer: {exc}")
+            return every(f"could not start the scorer: {exc}")
     if done.returncode != 0:
         reason = _last_line(done.stderr)[:300] or f"exit status {done.returncode}"
-        return RuleRun(None, f"crashed: {reason}")
+        return every(f"crashed: {reason}")
     try:
-        answer = json.loads(_last_line(done.stdout) or "null")
+        answers = json.loads(_last_line(done.stdout) or "null")
     except ValueError:
-        return RuleRun(None, "the scorer's answer is not JSON")
-    if not isinstance(answer, dict) or ("scores" not in answer and "problem" not in answer):
-        return RuleRun(None, "the scorer gave no answer")
-    if "problem" in answer:
-        return RuleRun(None, str(answer["problem"])[:300])
-    scores, problem = checked_scores(answer["scores"])
-    return RuleRun(scores, problem)
+        return every("the scorer's answer is not JSON")
+    if not isinstance(answers, list) or len(answers) != len(histories):
+        return every("the scorer gave no answer")
+    out = []
+    for answer in answers:
+        if not isinstance(answer, dict) or ("scores" not in answer and "problem" not in answer):
+            out.append(RuleRun(None, "the scorer gave no answer"))
+        elif "problem" in answer:
+            out.append(RuleRun(None, str(answer["problem"])[:300]))
+        else:
+            scores, problem = checked_scores(answer["scores"])
+            out.append(RuleRun(scores, problem))
+    return out

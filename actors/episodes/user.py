@@ -20,7 +20,7 @@ from actors.episodes._gateways import (
     fallback_reasons,
     usage_summary,
 )
-from actors.episodes.judges import LLMIntentJudge, LLMUserVoice
+from actors.episodes.judges import LLMIntentJudge
 from actors.llm import GatewayPool, LLMGateway
 from actors.runtime import Context, StatefulActor, on
 from messages.aura import UsageSummary
@@ -40,14 +40,15 @@ from messages.episodes import (
     TurnKind,
     TurnRecord,
     TurnRecorded,
+    TurnStarted,
     UserTurn,
 )
 from world.episodes.protocol import (
     DeterministicIntentJudge,
     IntentJudge,
     SessionTracker,
-    TemplateUserVoice,
     UserVoice,
+    VerbatimUserVoice,
     assess_reply,
 )
 
@@ -75,14 +76,6 @@ class UserState(BaseModel):
     session: ActiveSession | None = None
     finished: list[str] = []
     """Task ids of the sessions this user has ended (a late reply to one is ignored)."""
-
-
-def trigger_text(spec: SessionSpec) -> str:
-    """The first turn's words for an environment-triggered session."""
-    source = spec.trigger.source
-    return (
-        f"[{source}] {spec.initial_input}" if not spec.initial_input.startswith("[") else spec.initial_input
-    )
 
 
 class SimulatedUserActor(StatefulActor[UserState]):
@@ -123,8 +116,8 @@ class SimulatedUserActor(StatefulActor[UserState]):
         )
         self.state.session = session
         kind: TurnKind = "trigger" if spec.trigger.source != "user" else "request"
-        text = trigger_text(spec) if kind == "trigger" else spec.initial_input
-        self._send_user_turn(ctx, session, kind, text, first=True)
+        # pi-Bench sends every first message as written, an environment trigger's too.
+        self._send_user_turn(ctx, session, kind, spec.initial_input, first=True)
         log.info("session started", task=spec.task_id, intents=len(spec.hidden_intents), trigger=kind)
         return SessionStarted(task_id=spec.task_id)
 
@@ -175,7 +168,10 @@ class SimulatedUserActor(StatefulActor[UserState]):
                     IntentStatusChanged(episode_id=spec.episode_id, task_id=spec.task_id, intent=row),
                 )
         if outcome.done:
-            self._end(ctx, session, outcome.reason or "complete")
+            error = None
+            if outcome.reason == "error":
+                error = f"the intent judge answered nothing readable ({outcome.judge_failures} verdicts)"
+            self._end(ctx, session, outcome.reason or "complete", error=error)
             return
         assert outcome.message is not None and outcome.kind is not None
         session.turn += 1
@@ -200,6 +196,8 @@ class SimulatedUserActor(StatefulActor[UserState]):
         ctx.publish(
             EPISODE_EVENTS, TurnRecorded(episode_id=spec.episode_id, task_id=spec.task_id, record=record)
         )
+        # Before the assistant can call anything for this turn (the registry reads its inbox in order).
+        ctx.tell(session.tools, TurnStarted(task_id=spec.task_id, turn=session.turn), sim_time=spec.sim_time)
         ctx.tell(
             session.assistant,
             UserTurn(
@@ -260,7 +258,6 @@ class SimulatedUserActor(StatefulActor[UserState]):
 
     def _judges(self, session: ActiveSession) -> tuple[IntentJudge, UserVoice, LLMGateway | None]:
         if session.judge != "llm" or not session.model:
-            return DeterministicIntentJudge(), TemplateUserVoice(), None
+            return DeterministicIntentJudge(), VerbatimUserVoice(), None
         gateway = self.gateways.get(session.model)
-        actor = self.address
-        return LLMIntentJudge(gateway, actor=actor), LLMUserVoice(gateway, actor=actor), gateway
+        return LLMIntentJudge(gateway, actor=self.address), VerbatimUserVoice(), gateway

@@ -107,11 +107,14 @@ class LLMGateway:
         *,
         actor: str = "",
         settings: StageSettings | None = None,
+        fresh: bool = False,
     ) -> Completion:
-        """The model's text answer; raises LLMError (reason "empty" for a blank answer)."""
+        """The model's text answer; raises LLMError (reason "empty" for a blank answer).
+        ``fresh``: ask the model even if the cache has an answer (a retry of an answer that could
+        not be read); the new answer replaces the cached one."""
         settings = settings or self.config.settings_for(stage)
         key = self._key(settings, messages, None)
-        hit = self._cached(stage, actor, key)
+        hit = None if fresh else self._cached(stage, actor, key)
         if hit is not None:
             return hit[0]
         answer = self._request(stage, settings, messages, actor)

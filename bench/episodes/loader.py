@@ -1,28 +1,38 @@
 """Episodes on disk in pi-Bench's published layout, loaded and linted.
 
-An episode directory holds ``episode.yaml`` and ``tasks/<task_id>/task.yaml`` with the task's
-asset files beside it (pi-Bench's ``data/<user_id>/`` also holds a ``profile.yaml``, unused here).
+A persona directory (pi-Bench's ``data/<user_id>/``) holds ``episode.yaml``,
+``tasks/<task_id>/task.yaml`` with the task's asset files beside it, and optionally
+``tools.yaml``, ``profile.yaml``, ``skills/``, ``scripts/`` (rule scorers) and our ``seed.yaml``.
 
-- Assets: every file under ``tasks/<id>/`` except ``task.yaml``, the tools_evaluation file and
-  pi-Bench's run leftovers (``.history``, ``.result``, ``.eval_result``, ``__pycache__``), keyed
-  by its posix path relative to the task directory with a leading ``assets/`` or ``workspace/``
-  component stripped. A file that is not UTF-8 becomes a one-line placeholder (and a warning).
+- Assets, as pi-Bench stages them (``BaseUserAgent._stage_task_workspace``): every file under
+  ``tasks/<id>/`` except pi-Bench's blacklist (``task.yaml``, ``.history``, ``.result``,
+  ``.eval_result``: ``repository.TASK_WORKSPACE_ASSET_BLACKLIST``), keyed by its posix path
+  relative to the task directory (so ``tasks/<id>/data/x.csv`` is ``data/x.csv`` in the
+  workspace), and every file of the persona's ``skills/`` under ``skills/``, for every task. Text
+  files are ``assets``; a file that is not UTF-8 is a binary asset, carried byte for byte (base64).
+- ``tools.yaml`` (``tool_names: [<app>__<api>, ...]`` or a bare list) decides which app tools the
+  persona's assistant is offered, as pi-Bench's AppWorld MCP server does (``--tools-config-file``);
+  without it every tool our apps serve is offered.
+- ``profile.yaml`` is read and checked (its ``user_id`` is pi-Bench's sender id); pi-Bench puts it
+  in no workspace and shows it to no agent, and neither do we.
+- ``seed.yaml`` (ours, ``world.episodes.apps.seed``): the persona's app world.
 - ``tools_evaluation_path`` is looked up, first match wins: as an absolute path; relative to the
   task directory; to the episode directory; to each ancestor of the episode directory (pi-Bench
-  writes it relative to its repository root, e.g. ``data/<user>/tasks/<id>/eval.py``); finally
+  writes it relative to its repository root, e.g. ``data/<user>/scripts/x.py``); finally
   its file name inside the task directory.
-- Known tool names (``lint_episode``): an exact set of published names; a task's tool name
-  matches when it equals one after a leading ``mcp_appworld_``, ``appworld_`` or ``mcp_`` is
-  stripped from both (so ``amazon__place_order`` matches ``mcp_appworld_amazon__place_order``).
+- Tool names (``lint_episode``): a name is compared after a leading ``mcp_appworld_``,
+  ``appworld_`` or ``mcp_`` is stripped (so ``amazon__place_order`` matches
+  ``mcp_appworld_amazon__place_order``).
 
 ``load_episode`` raises the first error; ``lint_episode`` reports every error and warning. Errors
-block loading, warnings do not.
+block loading, warnings do not: what the published data itself gets wrong (a scorer that looks for
+a tool its task does not pass it, a record the world lacks) is a warning, so the data still runs.
 """
 
 from __future__ import annotations
 
 import ast
-import difflib
+import base64
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +40,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from pydantic import ValidationError
 
+from world.episodes.apps.seed import WorldSeed
 from world.episodes.tasks import (
     ROOT_FIELD,
     EpisodeFile,
@@ -38,6 +50,7 @@ from world.episodes.tasks import (
     TaskFormatError,
     episode_problems,
     one_line,
+    problems_of,
     task_problems,
     workspace_path,
 )
@@ -45,10 +58,18 @@ from world.episodes.tasks import (
 EPISODE_FILE = "episode.yaml"
 TASK_FILE = "task.yaml"
 TASKS_DIR = "tasks"
-_LEFTOVERS = frozenset({".history", ".result", ".eval_result", "__pycache__", ".DS_Store"})
+TOOLS_FILE = "tools.yaml"
+PROFILE_FILE = "profile.yaml"
+SEED_FILE = "seed.yaml"
+SKILLS_DIR = "skills"
+_BLACKLIST = frozenset({TASK_FILE, ".history", ".result", ".eval_result"})
+"""pi-Bench's ``TASK_WORKSPACE_ASSET_BLACKLIST``: top-level entries of a task never staged."""
+_LEFTOVERS = frozenset({"__pycache__", ".DS_Store"})
 _TOOL_PREFIXES = ("mcp_appworld_", "appworld_", "mcp_")
 _APP_TOOL_PREFIX = "mcp_appworld_"
-_TOOL_NAME = re.compile(r"mcp_\w+")
+_TOOL_NAME = re.compile(r"(?:mcp_appworld_)?[a-z][a-z0-9]*(?:_[a-z0-9]+)*__[a-z][a-z0-9_]*")
+"""A string naming an app tool (``splitwise__create_group``, prefixed or not); a bare prefix
+such as ``mcp_appworld_`` (``removeprefix("mcp_appworld_")``) is not one."""
 
 Severity = Literal["error", "warning"]
 
@@ -75,6 +96,8 @@ class LoadedTask:
     """The source of the tools_evaluation file."""
     rule_scorer_path: Path | None
     depends_on: tuple[str, ...]
+    binaries: dict[str, str] = field(default_factory=dict)
+    """Workspace path -> base64 of a binary asset, copied byte for byte."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +106,11 @@ class LoadedEpisode:
     directory: Path
     tasks: tuple[LoadedTask, ...]
     """In episode order."""
+    offered: tuple[str, ...] | None = None
+    """The app tools ``tools.yaml`` offers, as written (None: no tools.yaml, every tool)."""
+    seed: WorldSeed | None = None
+    """The persona's app world (``seed.yaml``)."""
+    profile: Mapping[str, Any] | None = None
 
     def task(self, task_id: str) -> LoadedTask:
         for t in self.tasks:
@@ -119,7 +147,8 @@ def load_episode(directory: Path) -> LoadedEpisode:
 
 
 def lint_episode(directory: Path, known_tools: Collection[str]) -> list[LintIssue]:
-    """Every problem of the episode in ``directory`` (errors and warnings), in file order."""
+    """Every problem of the episode in ``directory`` (errors and warnings), in file order.
+    ``known_tools``: every tool name our registry serves (workspace, assistant and app tools)."""
     _, issues = _inspect(Path(directory), known_tools=known_tools)
     return issues.found
 
@@ -193,35 +222,32 @@ def _resolve_scorer(text: str, task_dir: Path, episode_dir: Path) -> Path | None
     return next((c for c in candidates if c.is_file()), None)
 
 
-def _asset_files(task_dir: Path, skip: set[Path]) -> Iterator[Path]:
-    for path in sorted(task_dir.rglob("*")):
-        rel = path.relative_to(task_dir)
-        if not path.is_file() or any(part in _LEFTOVERS for part in rel.parts):
-            continue
-        if rel.as_posix() == TASK_FILE or path.resolve() in skip:
+def _asset_files(root: Path, *, blacklist: Collection[str] = ()) -> Iterator[Path]:
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if not path.is_file() or rel.parts[0] in blacklist or any(p in _LEFTOVERS for p in rel.parts):
             continue
         yield path
 
 
-def _read_assets(task_dir: Path, skip: set[Path], issues: _Issues) -> dict[str, str]:
-    assets: dict[str, str] = {}
-    for path in _asset_files(task_dir, skip):
-        rel = path.relative_to(task_dir).as_posix()
-        key = workspace_path(rel)
+def _read_assets(
+    root: Path, issues: _Issues, *, prefix: str = "", blacklist: Collection[str] = ()
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The files under ``root`` as (text, binary) assets keyed ``prefix`` + relative path."""
+    texts: dict[str, str] = {}
+    binaries: dict[str, str] = {}
+    for path in _asset_files(root, blacklist=blacklist):
+        key = workspace_path(prefix + path.relative_to(root).as_posix())
         try:
             data = path.read_bytes()
         except OSError as exc:
             issues.error(path, "(asset)", f"cannot read: {exc.strerror}")
             continue
         try:
-            text = data.decode("utf-8")
+            texts[key] = data.decode("utf-8")
         except UnicodeDecodeError:
-            text = f"[binary file {key}: {len(data)} bytes, not shown]\n"
-            issues.warning(path, "(asset)", "not UTF-8 text: the workspace gets a one-line placeholder")
-        if key in assets:
-            issues.warning(path, "(asset)", f"workspace path {key!r} is given twice; this file wins")
-        assets[key] = text
-    return assets
+            binaries[key] = base64.b64encode(data).decode("ascii")
+    return texts, binaries
 
 
 def _scorer_problem(source: str) -> str | None:
@@ -238,17 +264,16 @@ def _scorer_problem(source: str) -> str | None:
     return "defines no top-level `def score(tools_history)`"
 
 
-def _scorer_tool_names(source: str) -> list[str]:
+def _string_constants(source: str) -> list[str]:
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    names = {
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _TOOL_NAME.fullmatch(node.value)
-    }
-    return sorted(names)
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _scorer_tool_names(source: str) -> list[str]:
+    return sorted({text for text in _string_constants(source) if _TOOL_NAME.fullmatch(text)})
 
 
 # ---------------------------------------------------------------- checks
@@ -317,7 +342,7 @@ def _text_of(task: TaskFile) -> str:
 
 
 def _files_read_checks(read: _TaskRead, earlier: Sequence[_TaskRead], issues: _Issues) -> None:
-    available = {k for t in [*earlier, read] for k in t.loaded.assets}
+    available = {k for t in [*earlier, read] for k in (*t.loaded.assets, *t.loaded.binaries)}
     texts = "\n".join(_text_of(t.task) for t in [*earlier, read])
     where = _lifted_field(read.raw, "files_read")
     for i, path in enumerate(read.task.files_read):
@@ -335,27 +360,163 @@ def _files_read_checks(read: _TaskRead, earlier: Sequence[_TaskRead], issues: _I
         )
 
 
-def _tool_checks(read: _TaskRead, known_tools: Collection[str], issues: _Issues) -> None:
-    bare = {bare_tool_name(n): n for n in known_tools}
+@dataclass(frozen=True)
+class _Persona:
+    """What the persona directory gives every task's checks."""
+
+    served: frozenset[str]
+    """Bare names of every tool our registry serves."""
+    offered: frozenset[str] | None
+    """Bare names tools.yaml offers (None: no tools.yaml)."""
+    seed: WorldSeed | None
+
+
+def _app_form(name: str) -> bool:
+    return "__" in bare_tool_name(name)
+
+
+def _availability(name: str, persona: _Persona) -> str | None:
+    """Why an app tool ``name`` can never be called in this episode, or None."""
+    bare = bare_tool_name(name)
+    if persona.offered is not None and bare not in persona.offered:
+        return "the persona's tools.yaml does not offer it"
+    if bare not in persona.served:
+        return "served by the appworld backend only: the built-in apps do not serve it"
+    return None
+
+
+def _tool_checks(read: _TaskRead, persona: _Persona, issues: _Issues) -> None:
     where = _lifted_field(read.raw, "tools")
+    listed = {bare_tool_name(e.name) for e in read.task.tools}
     for i, entry in enumerate(read.task.tools):
-        if bare_tool_name(entry.name) in bare:
+        field_name = f"{where}[{i}].{entry.name}"
+        if not _app_form(entry.name):
+            if bare_tool_name(entry.name) not in persona.served:
+                issues.warning(read.file, field_name, f"unknown tool {entry.name!r}")
             continue
-        close = difflib.get_close_matches(bare_tool_name(entry.name), list(bare), n=1, cutoff=0.6)
-        hint = f" (did you mean {bare[close[0]]!r}?)" if close else ""
-        issues.error(read.file, f"{where}[{i}].{entry.name}", f"unknown tool {entry.name!r}{hint}")
+        why = _availability(entry.name, persona)
+        if why is not None:
+            issues.warning(read.file, field_name, f"{entry.name!r}: {why}")
+        elif not entry.name.startswith(_APP_TOOL_PREFIX):
+            issues.warning(
+                read.file,
+                field_name,
+                f"pi-Bench matches recorded names exactly: calls are recorded as "
+                f"{_APP_TOOL_PREFIX}{bare_tool_name(entry.name)!s}, never as {entry.name!r}",
+            )
     scorer = read.loaded.rule_scorer
-    if scorer is not None and read.loaded.rule_scorer_path is not None:
+    path = read.loaded.rule_scorer_path
+    if scorer is not None and path is not None:
         for name in _scorer_tool_names(scorer):
-            if bare_tool_name(name) not in bare:
+            why = _availability(name, persona)
+            if why is not None:
+                issues.warning(path, "score", f"the scorer looks for {name!r}: {why}")
+            elif read.task.tools and bare_tool_name(name) not in listed:
                 issues.warning(
-                    read.loaded.rule_scorer_path, "score", f"the scorer looks for unknown tool {name!r}"
+                    path,
+                    "score",
+                    f"the scorer looks for {name!r}, which task {read.task.task_id}'s tools list does not"
+                    " name: pi-Bench passes a scorer only the listed tools' calls, so it never sees one",
                 )
-    apps = {bare_tool_name(n).split("__", 1)[0] for n in known_tools if n.startswith(_APP_TOOL_PREFIX)}
     for app in read.task.extensions.app_state:
-        if apps and app not in apps:
-            known = ", ".join(sorted(apps))
-            issues.warning(read.file, f"metadata.app_state.{app}", f"no app {app!r}; apps: {known}")
+        apps = {n.split("__", 1)[0] for n in persona.served if "__" in n}
+        if app not in apps:
+            issues.warning(
+                read.file, f"metadata.app_state.{app}", f"no app {app!r}; apps: {', '.join(sorted(apps))}"
+            )
+    _record_checks(read, persona, issues)
+
+
+_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
+_PHONE = re.compile(r"(?<![\d-])\d{10}(?![\d-])")
+_ENTITY_ID = re.compile(
+    r"\b(product|playlist|song|album|artist|order|note|project|group|expense)\s+(?:id\s*)?#?(\d+)\b", re.I
+)
+_ID_NAME = re.compile(r"^(?:TARGET_|EXPECTED_|GOLD_)?([A-Z]+)_IDS?$")
+_ENTITIES = frozenset({"product", "song", "artist", "playlist", "album", "order", "note"})
+
+
+def _scorer_ids(source: str) -> list[tuple[str, int]]:
+    """``(entity, id)`` a scorer names: ``TARGET_PRODUCT_ID = 1578`` or ``{"product_id": 1578}``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and type(node.value.value) is int
+        ):
+            for target in node.targets:
+                m = _ID_NAME.match(target.id) if isinstance(target, ast.Name) else None
+                if m:
+                    found.append((m.group(1).lower(), node.value.value))
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if (
+                    isinstance(key, ast.Constant)
+                    and isinstance(key.value, str)
+                    and key.value.endswith("_id")
+                    and isinstance(value, ast.Constant)
+                    and type(value.value) is int
+                ):
+                    found.append((key.value.removesuffix("_id"), value.value))
+    return found
+
+
+def _world_of(read: _TaskRead, persona: _Persona) -> dict[str, dict[str, Any]]:
+    from world.episodes.apps.seed import seed_apps
+    from world.episodes.apps.state import merge_app_data
+
+    apps = seed_apps(persona.seed) if persona.seed is not None else {}
+    for app, data in read.task.extensions.app_state.items():
+        apps[app] = merge_app_data(apps.get(app, {}), data, app=app)
+    return apps
+
+
+def _record_checks(read: _TaskRead, persona: _Persona, issues: _Issues) -> None:
+    """Name each person and record the task or its scorer refers to that the loaded world lacks."""
+    apps = _world_of(read, persona)
+    emails = {str(u.get("email", "")).lower() for data in apps.values() for u in data.get("users", [])}
+    phones = {str(u.get("phone_number", "")) for u in apps.get("phone", {}).get("users", [])}
+    ids: dict[str, set[int]] = {}
+    for data in apps.values():
+        for collection, rows in data.items():
+            if isinstance(rows, list):
+                entity = collection[:-1] if collection.endswith("s") else collection
+                ids.setdefault(entity, set()).update(
+                    r[f"{entity}_id"]
+                    for r in rows
+                    if isinstance(r, dict) and isinstance(r.get(f"{entity}_id"), int)
+                )
+    texts = [(read.file, "intent", _text_of(read.task))]
+    if read.loaded.rule_scorer is not None and read.loaded.rule_scorer_path is not None:
+        texts.append(
+            (read.loaded.rule_scorer_path, "score", "\n".join(_string_constants(read.loaded.rule_scorer)))
+        )
+    missing: dict[tuple[Path, str, str], None] = {}
+    for file, field_name, text in texts:
+        for email in _EMAIL.findall(text):
+            if email.lower() not in emails:
+                missing[(file, field_name, f"no person with email {email} in the loaded world")] = None
+        for phone in _PHONE.findall(text):
+            if phone not in phones:
+                missing[(file, field_name, f"no phone user with number {phone} in the loaded world")] = None
+        for entity, number in _ENTITY_ID.findall(text):
+            if int(number) not in ids.get(entity.lower(), set()):
+                missing[(file, field_name, f"no {entity.lower()} with id {number} in the loaded world")] = (
+                    None
+                )
+    if read.loaded.rule_scorer is not None and read.loaded.rule_scorer_path is not None:
+        for entity, number in _scorer_ids(read.loaded.rule_scorer):
+            known = entity in ids or entity in _ENTITIES
+            if known and number not in ids.get(entity, set()):
+                message = f"no {entity} with id {number} in the loaded world"
+                missing[(read.loaded.rule_scorer_path, "score", message)] = None
+    for file, field_name, message in missing:
+        issues.warning(file, field_name, message)
 
 
 def _task_warnings(read: _TaskRead, previous_at: float | None, issues: _Issues) -> None:
@@ -371,8 +532,13 @@ def _task_warnings(read: _TaskRead, previous_at: float | None, issues: _Issues) 
         issues.warning(file, "metadata.at_minutes", f"{at:g} is before the previous task's {previous_at:g}")
 
 
-def _read_task(
-    episode: EpisodeFile, index: int, directory: Path, file: Path, issues: _Issues
+def _read_task(  # noqa: PLR0917
+    episode: EpisodeFile,
+    index: int,
+    directory: Path,
+    file: Path,
+    issues: _Issues,
+    skills: tuple[dict[str, str], dict[str, str]],
 ) -> _TaskRead | None:
     entry = episode.tasks[index]
     task_dir = directory / TASKS_DIR / entry.task_id
@@ -411,16 +577,91 @@ def _read_task(
                 problem = _scorer_problem(scorer)
                 if problem is not None:
                     issues.error(file, where, f"{scorer_path.name} {problem}")
-    skip = {scorer_path.resolve()} if scorer_path is not None else set()
+    if scorer_path is not None and scorer_path.resolve().is_relative_to(task_dir.resolve()):
+        issues.warning(
+            scorer_path,
+            "(asset)",
+            "the rule scorer lies in the task directory: pi-Bench stages it into the"
+            " assistant's workspace with the other assets (keep scorers in the persona's scripts/)",
+        )
+    texts, binaries = _read_assets(task_dir, issues, blacklist=_BLACKLIST)
+    texts = {**skills[0], **texts}
+    binaries = {**skills[1], **binaries}
     loaded = LoadedTask(
         task=task,
         directory=task_dir,
-        assets=_read_assets(task_dir, skip, issues),
+        assets=texts,
         rule_scorer=scorer,
         rule_scorer_path=scorer_path,
         depends_on=entry.depends_on,
+        binaries=binaries,
     )
     return _TaskRead(task=task, raw=raw, file=file, loaded=loaded)
+
+
+def _read_tools_file(directory: Path, issues: _Issues) -> tuple[str, ...] | None:
+    """The app tools a persona's ``tools.yaml`` offers (None when there is none)."""
+    path = directory / TOOLS_FILE
+    if not path.is_file():
+        return None
+    raw = _read_yaml(path, issues)
+    if raw is _UNREADABLE:
+        return None
+    names = raw.get("tool_names") if isinstance(raw, Mapping) else raw
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
+        issues.error(path, "tool_names", "expected a list of tool names (<app>__<api>)")
+        return None
+    out: list[str] = []
+    for i, name in enumerate(names):
+        if not _TOOL_NAME.fullmatch(name.strip()):
+            issues.error(path, f"tool_names[{i}]", f"{name!r} is not an app tool name (<app>__<api>)")
+        elif name.strip() not in out:
+            out.append(name.strip())
+    return tuple(out)
+
+
+def _read_seed(directory: Path, issues: _Issues) -> WorldSeed | None:
+    path = directory / SEED_FILE
+    if not path.is_file():
+        return None
+    raw = _read_yaml(path, issues)
+    if raw is _UNREADABLE:
+        return None
+    if not isinstance(raw, Mapping):
+        issues.error(path, ROOT_FIELD, "expected a mapping with people and apps")
+        return None
+    try:
+        return WorldSeed.model_validate(dict(raw))
+    except ValidationError as exc:
+        for p in problems_of(exc, WorldSeed):
+            issues.error(path, p.field, p.message)
+        return None
+
+
+def _read_profile(directory: Path, episode: EpisodeFile, issues: _Issues) -> Mapping[str, Any] | None:
+    path = directory / PROFILE_FILE
+    if not path.is_file():
+        return None
+    raw = _read_yaml(path, issues)
+    if raw is _UNREADABLE:
+        return None
+    if not isinstance(raw, Mapping):
+        issues.error(path, ROOT_FIELD, "expected a mapping (user_id, role, ...)")
+        return None
+    user = raw.get("user_id")
+    if user is not None and str(user) != episode.user_id:
+        issues.warning(
+            path, "user_id", f"{user!r} differs from the episode's {episode.user_id!r} (pi-Bench's sender id)"
+        )
+    return raw
+
+
+def _persona(offered: tuple[str, ...] | None, seed: WorldSeed | None, known: Collection[str]) -> _Persona:
+    return _Persona(
+        served=frozenset(bare_tool_name(n) for n in known),
+        offered=None if offered is None else frozenset(bare_tool_name(n) for n in offered),
+        seed=seed,
+    )
 
 
 def _inspect(directory: Path, known_tools: Collection[str] | None) -> tuple[LoadedEpisode | None, _Issues]:
@@ -438,20 +679,26 @@ def _inspect(directory: Path, known_tools: Collection[str] | None) -> tuple[Load
     if episode is None:
         return None, issues
     _dependency_checks(episode, episode_file, issues)
+    offered = _read_tools_file(directory, issues)
+    seed = _read_seed(directory, issues)
+    profile = _read_profile(directory, episode, issues)
+    skills_dir = directory / SKILLS_DIR
+    skills = _read_assets(skills_dir, issues, prefix=f"{SKILLS_DIR}/") if skills_dir.is_dir() else ({}, {})
+    persona = _persona(offered, seed, known_tools) if known_tools is not None else None
 
     reads: list[_TaskRead] = []
     previous_at: float | None = None
     for index, entry in enumerate(episode.tasks):
         file = directory / TASKS_DIR / entry.task_id / TASK_FILE
-        read = _read_task(episode, index, directory, file, issues)
+        read = _read_task(episode, index, directory, file, issues, skills)
         if read is None:
             continue
         _task_warnings(read, previous_at, issues)
         at = read.task.extensions.at_minutes
         previous_at = at if at is not None else previous_at
         _files_read_checks(read, reads, issues)
-        if known_tools is not None:
-            _tool_checks(read, known_tools, issues)
+        if persona is not None:
+            _tool_checks(read, persona, issues)
         reads.append(read)
 
     tasks_dir = directory / TASKS_DIR
@@ -464,13 +711,25 @@ def _inspect(directory: Path, known_tools: Collection[str] | None) -> tuple[Load
 
     if issues.errors:
         return None, issues
-    return LoadedEpisode(episode=episode, directory=directory, tasks=tuple(r.loaded for r in reads)), issues
+    loaded = LoadedEpisode(
+        episode=episode,
+        directory=directory,
+        tasks=tuple(r.loaded for r in reads),
+        offered=offered,
+        seed=seed,
+        profile=profile,
+    )
+    return loaded, issues
 
 
 __all__ = [
     "EPISODE_FILE",
+    "PROFILE_FILE",
+    "SEED_FILE",
+    "SKILLS_DIR",
     "TASKS_DIR",
     "TASK_FILE",
+    "TOOLS_FILE",
     "LintIssue",
     "LoadedEpisode",
     "LoadedTask",

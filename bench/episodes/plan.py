@@ -10,8 +10,9 @@ from bench.episodes.loader import LoadedEpisode
 from world.episodes.scoring import dependency_groups
 
 ASSISTANTS = ("builtin", "builtin+intent")
-"""The built-in assistant without and with the AURA IntentFrame step; ``external:ADDRESS`` names an
-agent some other process hosts on the run's namespace."""
+"""The built-in assistant without and with the AURA IntentFrame step; ``oracle`` plays each task's
+gold path (``metadata.oracle``); ``external:ADDRESS`` names an agent some other process hosts on
+the run's namespace."""
 
 
 class PlanError(ValueError):
@@ -22,6 +23,7 @@ class PlanError(ValueError):
 class AssistantChoice:
     name: str
     intent_step: bool = False
+    oracle: bool = False
     external: str | None = None
     """The address of an externally hosted assistant."""
 
@@ -35,11 +37,15 @@ def parse_assistants(text: str) -> list[AssistantChoice]:
             choices.append(AssistantChoice("builtin"))
         elif raw in ("builtin+intent", "intent"):
             choices.append(AssistantChoice("builtin+intent", intent_step=True))
+        elif raw == "oracle":
+            choices.append(AssistantChoice("oracle", oracle=True))
         elif raw.startswith("external:") and len(raw) > len("external:"):
             address = raw.split(":", 1)[1]
             choices.append(AssistantChoice(f"external:{address}", external=address))
         else:
-            raise PlanError(f"unknown assistant {raw!r}: choose builtin, builtin+intent or external:ADDRESS")
+            raise PlanError(
+                f"unknown assistant {raw!r}: choose builtin, builtin+intent, oracle or external:ADDRESS"
+            )
     if not choices:
         raise PlanError("--assistants needs at least one assistant")
     return choices

@@ -2,11 +2,15 @@
 deviation over repetitions, per persona), the terminal-status distribution (Table 7), the
 without-history ablation (Section 4.3), turns, tokens and every grader error and fallback.
 
-Per unit: PROC is ``episode_proc`` (dependency groups pooled, weighted by group size), COMP the
-mean task COMP over tasks with a checklist, in the corrected reading and in pi-Bench's (the rule
-scorers see only the last call per tool, exact names). A persona's figure for a repetition is
-its unit's; the average column is the mean over personas of one repetition; mean and standard
-deviation (sample, n - 1) are then taken over repetitions.
+Per unit, in two readings (``world.episodes.scoring`` documents both): ours, PROC
+``episode_proc`` (dependency groups pooled, weighted by group size) and COMP the mean task COMP;
+pi-Bench's, PROC and COMP the means over tasks with criteria weighted by dependency-group size
+(``overall_aggregation.compute_weighted_overall_average``), a task's PROC adding its direct
+dependencies' intents, COMP graded per turn. A session that ended in ``error`` and a grade left
+out (``SessionGrade.excluded``) count in neither reading's averages; they are counted and listed.
+A persona's figure for a repetition is its unit's; the average column is the mean over personas
+of one repetition (pi-Bench's model average: personas unweighted); mean and standard deviation
+(sample, n - 1) are then taken over repetitions.
 """
 
 from __future__ import annotations
@@ -17,7 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from messages.episodes import IntentResult
-from world.episodes.scoring import episode_comp, episode_proc, mean_std, task_proc
+from world.episodes.scoring import (
+    episode_comp,
+    episode_proc,
+    group_size,
+    mean_std,
+    pibench_task_proc,
+    task_proc,
+    weighted_mean,
+)
+
+METRICS = ("proc", "comp", "proc_faithful", "comp_faithful", "turns_per_session")
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
@@ -44,11 +58,26 @@ def _intents(record: dict[str, Any]) -> list[IntentResult]:
     return [IntentResult.model_validate(i) for i in record["session"]["intents"]]
 
 
+def _pibench(records: list[dict[str, Any]], intents: dict[str, list[IntentResult]]) -> tuple[Any, Any]:
+    depends = {str(r["task_id"]): list(r.get("depends_on", ())) for r in records}
+    scored = [r for r in records if r["grade"]["criteria"] and r["session"]["reason"] != "error"]
+    proc = weighted_mean(
+        (pibench_task_proc(str(r["task_id"]), intents, depends), group_size(str(r["task_id"]), depends))
+        for r in scored
+    )
+    comp = weighted_mean(
+        (r["grade"]["comp_faithful"], group_size(str(r["task_id"]), depends)) for r in scored
+    )
+    return proc, comp
+
+
 def unit_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Scores of one unit from its finished sessions (in episode order)."""
-    intents = {r["task_id"]: _intents(r) for r in records}
+    errored = [r for r in records if r["session"]["reason"] == "error"]
+    intents = {r["task_id"]: _intents(r) for r in records if r["session"]["reason"] != "error"}
     tasks = [(str(r["task_id"]), tuple(r.get("depends_on", ()))) for r in records]
     grades = [r["grade"] for r in records]
+    proc_faithful, comp_faithful = _pibench(records, intents)
     turns = [sum(1 for t in r["session"]["turns"] if t["role"] == "assistant") for r in records]
     statuses: Counter[str] = Counter(i.status for rows in intents.values() for i in rows)
     tokens = 0
@@ -63,7 +92,10 @@ def unit_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "sessions": len(records),
         "proc": episode_proc(tasks, intents),
         "comp": episode_comp(g["comp"] for g in grades),
-        "comp_faithful": episode_comp(g["comp_faithful"] for g in grades),
+        "proc_faithful": proc_faithful,
+        "comp_faithful": comp_faithful,
+        "errors": len(errored),
+        "excluded": [f"{g['task_id']}: {g['excluded']}" for g in grades if g.get("excluded")],
         "turns_per_session": sum(turns) / len(turns) if turns else None,
         "statuses": dict(statuses),
         "end_reasons": dict(Counter(r["session"]["reason"] for r in records)),
@@ -75,7 +107,7 @@ def unit_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "fallbacks": fallbacks,
         "tasks": {
             r["task_id"]: {
-                "proc": task_proc(intents[r["task_id"]]),
+                "proc": task_proc(intents.get(r["task_id"], [])),
                 "comp": r["grade"]["comp"],
                 "comp_faithful": r["grade"]["comp_faithful"],
                 "turns": t,
@@ -121,7 +153,7 @@ def summarize(run_dir: Path) -> dict[str, Any]:
         runs = sorted({r for eps in by_episode.values() for r in eps})
         avg: dict[str, list[float]] = defaultdict(list)
         for run in runs:
-            for metric in ("proc", "comp", "comp_faithful", "turns_per_session"):
+            for metric in METRICS:
                 vals = [
                     eps[run][metric]
                     for eps in by_episode.values()
@@ -137,10 +169,7 @@ def summarize(run_dir: Path) -> dict[str, Any]:
         table[assistant] = {
             "average": {m: _ms(v) for m, v in avg.items()},
             "episodes": {
-                ep: {
-                    m: _ms([s[m] for s in eps.values() if s[m] is not None])
-                    for m in ("proc", "comp", "comp_faithful", "turns_per_session")
-                }
+                ep: {m: _ms([s[m] for s in eps.values() if s[m] is not None]) for m in METRICS}
                 for ep, eps in sorted(by_episode.items())
             },
             "status_share": {k: statuses[k] / total for k in ("completed", "inferred", "provided", "open")}
@@ -168,6 +197,7 @@ def summarize(run_dir: Path) -> dict[str, Any]:
         "table": table,
         "ablation": ablation,
         "grader_errors": [e for u in all_units for e in u["grader_errors"]],
+        "excluded": [e for u in all_units for e in u["excluded"]],
         "judge_failures": sum(u["judge_failures"] for u in all_units),
         "fallbacks": [f for u in all_units for f in u["fallbacks"]],
         "end_reasons": dict(sum((Counter(u["end_reasons"]) for u in all_units), Counter())),
@@ -193,22 +223,24 @@ def render(summary: dict[str, Any]) -> str:
         "",
         "## PROC / COMP (%), mean ± std over runs (Table 1)",
         "",
-        "| assistant | PROC | COMP | COMP (pi-Bench reading) | turns/session | "
-        + " | ".join(f"{ep} PROC / COMP" for ep in episodes)
+        "pi-Bench's reading follows its code; ours beside it (README, pi-Bench episodes).",
+        "",
+        "| assistant | PROC (pi-Bench) | COMP (pi-Bench) | PROC (ours) | COMP (ours) | turns/session | "
+        + " | ".join(f"{ep} PROC / COMP (pi-Bench)" for ep in episodes)
         + " |",
-        "| --- | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in episodes) + " |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in episodes) + " |",
     ]
     for name, t in table.items():
         avg = t["average"]
         turns = avg.get("turns_per_session")
         cells = [
-            f"{_fmt(t['episodes'][ep]['proc'])} / {_fmt(t['episodes'][ep]['comp'])}"
+            f"{_fmt(t['episodes'][ep]['proc_faithful'])} / {_fmt(t['episodes'][ep]['comp_faithful'])}"
             if ep in t["episodes"]
             else "n/a"
             for ep in episodes
         ]
         turns_text = f"{turns['mean']:.2f}" if turns else "n/a"
-        scores = f"{_fmt(avg.get('proc'))} | {_fmt(avg.get('comp'))} | {_fmt(avg.get('comp_faithful'))}"
+        scores = " | ".join(_fmt(avg.get(m)) for m in ("proc_faithful", "comp_faithful", "proc", "comp"))
         lines.append(f"| {name} | {scores} | {turns_text} | " + " | ".join(cells) + " |")
     lines += ["", "## Terminal status of hidden intents (%, Table 7)", ""]
     lines += ["| assistant | completed | inferred | provided | open |", "| --- | ---: | ---: | ---: | ---: |"]
@@ -234,9 +266,12 @@ def render(summary: dict[str, Any]) -> str:
     lines += [
         "",
         f"grader errors: {len(summary['grader_errors'])}; judge failures: {summary['judge_failures']}; "
+        f"left out of the averages: {len(summary['excluded'])}; "
         f"fallbacks: {len(summary['fallbacks'])}; session ends: "
         + ", ".join(f"{k} {v}" for k, v in sorted(summary["end_reasons"].items())),
     ]
+    for e in summary["excluded"][:20]:
+        lines.append(f"- left out: {e}")
     for e in summary["grader_errors"][:20]:
         lines.append(f"- grader error: {e}")
     return "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ from actors.episodes import (
     GraderActor,
     SimulatedUserActor,
 )
+from actors.episodes.oracle import OracleAssistantActor
 from actors.runtime import Actor, Context, Host, HostConfig, on
 from bench.episodes.loader import LoadedTask
 from bench.episodes.plan import Unit
@@ -144,9 +145,15 @@ class EpisodeHost:
         """Host the unit's actors (once per process); returns the assistant's address."""
         key = unit.key
         if f"registry.{key}" not in self.host.addresses:
-            self.host.spawn(EpisodeRegistryActor, f"registry.{key}")
+            episode = unit.episode
+            self.host.spawn(
+                lambda: EpisodeRegistryActor(seed=episode.seed, offered=episode.offered), f"registry.{key}"
+            )
             self.host.spawn(lambda: SimulatedUserActor(self.gateways), f"user.{key}")
-            if unit.assistant.external is None:
+            if unit.assistant.oracle:
+                scripts = {t.task.task_id: t.task.extensions.oracle for t in episode.tasks}
+                self.host.spawn(lambda: OracleAssistantActor(scripts), f"assistant.{key}")
+            elif unit.assistant.external is None:
                 intent = unit.assistant.intent_step
                 model = self.settings.model or "offline"
                 self.host.spawn(
@@ -259,6 +266,7 @@ class UnitRunner:
             SeedWorkspace(
                 task_id=tid,
                 files=assets,
+                binaries=dict(task.binaries),
                 app_state=app_state,
                 sim_time=clock,
                 delivered=tuple(int(i["id"]) for i in due if isinstance(i.get("id"), int)),

@@ -40,6 +40,7 @@ from messages.episodes import (
     UnitSettings,
     UnitTask,
 )
+from world.episodes.apps.seed import WorldSeed
 from world.episodes.tasks import EpisodeFile, TaskFile
 
 log = structlog.get_logger("auratown.episodes")
@@ -75,12 +76,15 @@ def unit_message(
             UnitTask(
                 task=t.task.model_dump(mode="json"),
                 assets=dict(t.assets),
+                binaries=dict(t.binaries),
                 rule_scorer=t.rule_scorer,
                 rule_scorer_path=str(t.rule_scorer_path) if t.rule_scorer_path else None,
                 depends_on=tuple(t.depends_on),
             )
             for t in ep.tasks
         ),
+        offered=ep.offered,
+        seed=ep.seed.model_dump(mode="json") if ep.seed is not None else None,
         assistant=unit.assistant.name,
         run=unit.run,
         only=unit.only,
@@ -103,9 +107,13 @@ def unit_from_message(msg: RunUnit) -> Unit:
                 rule_scorer=t.rule_scorer,
                 rule_scorer_path=Path(t.rule_scorer_path) if t.rule_scorer_path else None,
                 depends_on=tuple(t.depends_on),
+                binaries=dict(t.binaries),
             )
         )
-    episode = LoadedEpisode(EpisodeFile.model_validate(msg.episode), directory, tuple(tasks))
+    seed = WorldSeed.model_validate(msg.seed) if msg.seed is not None else None
+    episode = LoadedEpisode(
+        EpisodeFile.model_validate(msg.episode), directory, tuple(tasks), offered=msg.offered, seed=seed
+    )
     [choice] = parse_assistants(msg.assistant)
     unit = Unit(episode, episode.episode.episode_id, choice, msg.run, only=msg.only)
     if unit.key != msg.unit:

@@ -1,30 +1,34 @@
 """Grading of one finished session (pi-Bench, Appendix C.3-C.6), pure: the grader actor supplies
-the rubric judge and a runner for the task's rule scorer.
+the rubric judge and a runner for the task's rule scorer. Two readings are graded side by side:
+pi-Bench's own (``passed_faithful``, ``comp_faithful``: its code, point by point) and ours
+(``passed``, ``comp``).
 
-Which source grades a checklist item: a criterion whose text (case and surrounding space aside)
-is a key the rule scorer returns is a rule item; one named by a ``state_checks`` entry is a state
-item; every other criterion goes to the rubric judge. Scorer keys and state checks the checklist
-does not name are items of their own, weight 1 (pi-Bench: "each key a checklist item worth 1").
+Items, in both readings: every checklist criterion (a rubric item, or a state item when a
+``state_checks`` entry of ours names it), then every key of the rule scorer (weight 1, pi-Bench's
+``"[tools] <key>"`` criteria appended after the checklist), then our state checks no criterion
+names.
 
-- Rubric items: judged once over the rendered trace (every turn, the files read, the task's
-  selected tool evidence under the corrected reading); the same verdict for both readings.
-- Rule items: the scorer runs on both readings of the tool history (``scoring``): faithful ->
-  ``passed_faithful``, corrected -> ``passed``. A key missing from one reading's scores is 0
-  there. A run that failed (crash, timeout, garbage) fails its items with the error, and is a
-  grader error; when no run gave any keys, one failed item stands for the whole scorer, so a
-  crash never lifts COMP.
-- State items: read the app state after the session (``StateDiffData.state``, with files from the
-  diff and the files read): ``exists``, ``absent``, ``equals`` (JSON equality) or ``contains``
-  (substring of text, case-insensitive; an element of a list; a sub-object of an object).
+- Rubric items. pi-Bench (``ChecklistEvaluator._evaluate_task``): the judge reads each turn's
+  trace on its own (``judging.render_turn_trace``); an item passes if any turn's verdict is YES.
+  Ours: one verdict over the whole session (``judging.render_history``).
+- Rule items. pi-Bench (``ToolScriptRuntime``): the key set is what ``score([])`` returns; the
+  scorer runs once per turn on that turn's records (``scoring.turn_history``, filtered to the
+  task's ``tools`` names); a turn whose call raised scores 0 on every key; a key passes if any
+  turn passed; a scorer whose ``score([])`` fails leaves the task out of pi-Bench's COMP. Ours:
+  one run over the whole corrected history; a run that failed fails its items with the error.
+- State items (ours): read the app state after the session (``exists``, ``absent``, ``equals``,
+  ``contains``), the same in both readings.
 
-A judge's unreadable answer and a scorer's failure count as not passed and are reported in
-``grader_errors``; they never pass an item.
+A judge that answers nothing readable (after its retries) leaves the session's COMP out of the
+averages in that reading (None), with the failure counted and reported; it is never a YES nor a
+NO. A session that ended in ``error`` is graded (its items show what happened) but its COMP is
+left out of both readings. A scorer's failure never passes an item.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from messages.episodes import (
@@ -37,19 +41,20 @@ from messages.episodes import (
     ToolRecord,
 )
 from world.episodes.apps.state import lookup_path
-from world.episodes.judging import RubricJudge, padded, render_history
-from world.episodes.scoring import Reading, comp, corrected_history, faithful_history
+from world.episodes.judging import RubricJudge, Verdict, padded, render_history, render_turn_trace
+from world.episodes.scoring import comp, corrected_history, turn_history
 
 
 @dataclass(frozen=True)
 class RuleRun:
-    """What a rule scorer answered: its scores, or a one-line reason it gave none."""
+    """What a rule scorer answered for one history: its scores, or a one-line reason."""
 
     scores: dict[str, int] | None
     error: str | None = None
 
 
-RuleRunner = Callable[[str, list[dict[str, Any]]], RuleRun]
+RuleRunner = Callable[[str, list[list[dict[str, Any]]]], list[RuleRun]]
+"""Runs a scorer's source on several histories (one answer each, in order)."""
 
 
 def checked_scores(scores: object) -> tuple[dict[str, int] | None, str | None]:
@@ -131,52 +136,105 @@ def check_state(check: StateCheckSpec, state: Mapping[str, Any], *, have_diff: b
 # ---------------------------------------------------------------- rule items
 
 
-@dataclass(frozen=True)
-class _Runs:
-    scores: dict[Reading, dict[str, int]]
-    errors: dict[Reading, str]
+@dataclass
+class _Rules:
+    """The rule scorer's answers: ``keys`` (pi-Bench's, from ``score([])``), ours over the whole
+    corrected history, and pi-Bench's per turn."""
 
-    def items_named(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for reading in ("corrected", "faithful"):
-            for key in self.scores.get(reading, {}):
-                seen.setdefault(key, None)
+    keys: list[str] | None = None
+    keys_error: str | None = None
+    ours: RuleRun | None = None
+    turns: list[RuleRun] = field(default_factory=list)
+
+    def names(self) -> list[str]:
+        seen: dict[str, None] = dict.fromkeys(self.keys or ())
+        for key in (self.ours.scores or {}) if self.ours is not None else {}:
+            seen.setdefault(key, None)
         return list(seen)
 
 
-def _run_scorer(source: str, history: Sequence[ToolRecord], runner: RuleRunner) -> _Runs:
-    scores: dict[Reading, dict[str, int]] = {}
-    errors: dict[Reading, str] = {}
-    readings: dict[Reading, list[dict[str, Any]]] = {
-        "corrected": corrected_history(history),
-        "faithful": faithful_history(history),
-    }
-    for reading, records in readings.items():
-        run = runner(source, records)
-        if run.error is not None or run.scores is None:
-            errors[reading] = run.error or "the scorer gave no scores"
-            continue
-        checked, problem = checked_scores(run.scores)
-        if checked is None:
-            errors[reading] = problem or "invalid scores"
-        else:
-            scores[reading] = checked
-    return _Runs(scores, errors)
+def assistant_turns(session: SessionEnded) -> list[int]:
+    return sorted({t.turn for t in session.turns if t.role == "assistant"})
 
 
-def _rule_item(key: str, weight: float, runs: _Runs) -> CriterionResult:
-    corrected = runs.scores.get("corrected", {}).get(key, 0) == 1
-    faithful = runs.scores.get("faithful", {}).get(key, 0) == 1
-    error = "; ".join(f"{reading}: {e}" for reading, e in runs.errors.items()) or None
+def _run_rules(
+    source: str, spec: GradingSpec, session: SessionEnded, history: Sequence[ToolRecord], runner: RuleRunner
+) -> _Rules:
+    allowed = {t.tool_name for t in spec.tools} if spec.tools else None
+    per_turn = [turn_history(history, turn, allowed) for turn in assistant_turns(session)]
+    runs = runner(source, [[], corrected_history(history), *per_turn])
+    if len(runs) != 2 + len(per_turn):
+        failed = RuleRun(None, "the scorer runner gave the wrong number of answers")
+        runs = [failed] * (2 + len(per_turn))
+    rules = _Rules(ours=runs[1], turns=list(runs[2:]))
+    first = runs[0]
+    if first.scores is None:
+        rules.keys_error = f"score([]) failed: {first.error or 'no scores'}"
+    elif not first.scores:
+        rules.keys_error = "score([]) returned no keys"
+    else:
+        rules.keys = list(first.scores)
+    return rules
+
+
+def _rule_item(key: str, rules: _Rules) -> CriterionResult:
+    ours = rules.ours.scores if rules.ours is not None else None
+    passed = ours is not None and ours.get(key, 0) == 1
+    faithful = rules.keys is not None and key in rules.keys
+    faithful = faithful and any(run.scores is not None and run.scores.get(key, 0) == 1 for run in rules.turns)
+    errors = []
+    if rules.ours is not None and rules.ours.error is not None:
+        errors.append(f"corrected: {rules.ours.error}")
+    turn_errors = [f"turn {i}: {r.error}" for i, r in enumerate(rules.turns, start=1) if r.error is not None]
+    errors += turn_errors[:3]
     return CriterionResult(
         criterion=key,
-        weight=weight,
+        weight=1.0,
         source="rule",
-        passed=corrected,
+        passed=passed,
         passed_faithful=faithful,
-        evidence=f"corrected={int(corrected)} faithful={int(faithful)}",
-        error=error,
+        evidence=f"corrected={int(passed)} pi-bench={int(faithful)}",
+        error="; ".join(errors) or None,
     )
+
+
+# ---------------------------------------------------------------- rubric items
+
+
+@dataclass
+class _Rubric:
+    ours: list[Verdict]
+    faithful: list[bool]
+    failures_ours: int = 0
+    failures_faithful: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _judge_rubric(  # noqa: PLR0917
+    spec: GradingSpec,
+    session: SessionEnded,
+    history: Sequence[ToolRecord],
+    files: Mapping[str, str],
+    texts: list[str],
+    rubric: RubricJudge,
+) -> _Rubric:
+    trace = render_history(session, files, history, spec.tools)
+    ours = padded(rubric.judge(spec.hidden_intents, trace, texts), len(texts), "rubric judge")
+    result = _Rubric(ours=ours, faithful=[False] * len(texts))
+    for text, verdict in zip(texts, ours, strict=True):
+        if verdict.failed:
+            result.failures_ours += 1
+            result.problems.append(f"{text!r}: rubric judge (whole session): {verdict.reason}")
+    for turn in assistant_turns(session):
+        turn_trace = render_turn_trace(session, turn, files, history, spec.tools)
+        verdicts = padded(rubric.judge(spec.hidden_intents, turn_trace, texts), len(texts), "rubric judge")
+        for i, verdict in enumerate(verdicts):
+            if verdict.failed:
+                result.failures_faithful += 1
+                result.problems.append(f"{texts[i]!r}: rubric judge (turn {turn}): {verdict.reason}")
+            elif verdict.yes:
+                result.faithful[i] = True
+    return result
 
 
 # ---------------------------------------------------------------- the grade
@@ -192,35 +250,26 @@ def grade_session(
     rubric: RubricJudge,
     rule_runner: RuleRunner,
 ) -> SessionGrade:
-    """Every checklist item of the task graded (module docstring), COMP under both readings."""
+    """Every item of the task graded in both readings (module docstring)."""
     errors: list[str] = []
-    judge_failures = 0
     scorer_name = spec.rule_scorer_path or "the rule scorer"
-
-    runs = _Runs({}, {})
+    rules = _Rules()
     if spec.rule_scorer is not None:
-        runs = _run_scorer(spec.rule_scorer, history, rule_runner)
-        for reading, error in runs.errors.items():
-            errors.append(f"{scorer_name} ({reading} reading): {error}")
-    rule_keys = {_norm(k): k for k in runs.items_named()}
+        rules = _run_rules(spec.rule_scorer, spec, session, history, rule_runner)
+        if rules.keys_error is not None:
+            errors.append(f"{scorer_name}: {rules.keys_error}")
+        if rules.ours is not None and rules.ours.error is not None:
+            errors.append(f"{scorer_name} (corrected reading): {rules.ours.error}")
     state_checks = {_norm(c.criterion): c for c in spec.state_checks}
     state = final_state(diff, files)
 
     slots: list[CriterionResult | None] = []
     rubric_texts: list[str] = []
     rubric_slots: list[tuple[int, float]] = []
-    used_rules: set[str] = set()
     used_checks: set[str] = set()
     for item in spec.checklist:
         norm = _norm(item.criterion)
-        if norm in rule_keys:
-            used_rules.add(norm)
-            slots.append(
-                _rule_item(rule_keys[norm], item.weight, runs).model_copy(
-                    update={"criterion": item.criterion}
-                )
-            )
-        elif norm in state_checks:
+        if norm in state_checks:
             used_checks.add(norm)
             checked = check_state(state_checks[norm], state, have_diff=diff is not None)
             slots.append(checked.model_copy(update={"criterion": item.criterion, "weight": item.weight}))
@@ -229,49 +278,60 @@ def grade_session(
             rubric_texts.append(item.criterion)
             slots.append(None)
 
+    judged = _Rubric(ours=[], faithful=[])
     if rubric_texts:
-        trace = render_history(session, files, history, spec.tools)
-        verdicts = padded(
-            rubric.judge(spec.hidden_intents, trace, rubric_texts), len(rubric_texts), "rubric judge"
-        )
-        for (slot, weight), text, verdict in zip(rubric_slots, rubric_texts, verdicts, strict=True):
-            problem: str | None = None
-            if verdict.failed:
-                judge_failures += 1
-                problem = f"rubric judge: {verdict.reason}"
-                errors.append(f"{text!r}: {problem}")
+        judged = _judge_rubric(spec, session, history, files, rubric_texts, rubric)
+        errors += judged.problems
+        for (slot, weight), text, verdict, faithful in zip(
+            rubric_slots, rubric_texts, judged.ours, judged.faithful, strict=True
+        ):
             slots[slot] = CriterionResult(
                 criterion=text,
                 weight=weight,
                 source="rubric",
-                passed=verdict.yes,
-                passed_faithful=verdict.yes,
+                passed=verdict.yes and not verdict.failed,
+                passed_faithful=faithful,
                 evidence=verdict.reason,
-                error=problem,
+                error=f"rubric judge: {verdict.reason}" if verdict.failed else None,
             )
 
     criteria = [s for s in slots if s is not None]
-    criteria += [_rule_item(key, 1.0, runs) for norm, key in rule_keys.items() if norm not in used_rules]
-    if spec.rule_scorer is not None and not rule_keys:
-        criteria.append(
-            CriterionResult(
-                criterion=f"rule scorer {scorer_name}",
-                source="rule",
-                passed=False,
-                passed_faithful=False,
-                error="; ".join(f"{r}: {e}" for r, e in runs.errors.items()) or "no scores",
+    if spec.rule_scorer is not None:
+        names = rules.names()
+        criteria += [_rule_item(key, rules) for key in names]
+        if not names:
+            criteria.append(
+                CriterionResult(
+                    criterion=f"rule scorer {scorer_name}",
+                    source="rule",
+                    passed=False,
+                    passed_faithful=False,
+                    error=rules.keys_error or "no scores",
+                )
             )
-        )
     for norm, check in state_checks.items():
         if norm not in used_checks:
             criteria.append(check_state(check, state, have_diff=diff is not None))
     errors += [f"{c.criterion!r}: {c.error}" for c in criteria if c.source == "state" and c.error]
 
+    excluded: str | None = None
+    comp_ours = comp(criteria, "corrected")
+    comp_faithful = comp(criteria, "faithful")
+    if session.reason == "error":
+        excluded = f"the session ended in error: {session.error or 'no reason given'}"
+        comp_ours = comp_faithful = None
+    if judged.failures_ours:
+        comp_ours = None
+        excluded = excluded or "the rubric judge answered nothing readable"
+    if judged.failures_faithful or (spec.rule_scorer is not None and rules.keys is None):
+        comp_faithful = None
+        excluded = excluded or (rules.keys_error or "the rubric judge answered nothing readable")
     return SessionGrade(
         task_id=spec.task_id,
         criteria=tuple(criteria),
-        comp=comp(criteria, "corrected"),
-        comp_faithful=comp(criteria, "faithful"),
+        comp=comp_ours,
+        comp_faithful=comp_faithful,
         grader_errors=tuple(errors),
-        judge_failures=judge_failures,
+        judge_failures=judged.failures_ours + judged.failures_faithful,
+        excluded=excluded,
     )

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from messages.episodes import Judgement, SessionEnded, ToolRecord, ToolSelection
-from world.episodes.scoring import select_evidence
+from world.episodes.scoring import select_evidence, select_turn_evidence
 from world.episodes.text import Haystack, coverage, key_terms, questions, statements
 
 COMPLETION_SHARE = 0.6
@@ -390,4 +390,29 @@ def render_history(
     if selected:
         lines = "\n".join(json.dumps(item, sort_keys=True, ensure_ascii=False) for item in selected)
         parts.append(f"<tool_evidence>\n{lines}\n</tool_evidence>")
+    return "\n".join(parts)
+
+
+def render_turn_trace(
+    session: SessionEnded,
+    turn: int,
+    files: Mapping[str, str],
+    evidence: Sequence[ToolRecord],
+    selections: Sequence[ToolSelection],
+) -> str:
+    """The trace pi-Bench's checklist judge reads for one turn (``TraceHistoryBuilder.build``
+    renders each turn's file alone): the conversation up to and including ``turn`` (nanobot's
+    context of that turn), the files read at the end, and the selected fields of the last call of
+    each task tool made in that turn."""
+    parts: list[str] = []
+    for record in session.turns:
+        if record.turn <= turn:
+            kind = f' kind="{record.kind}"' if record.kind else ""
+            parts.append(f'<turn n="{record.turn}" role="{record.role}"{kind}>\n{record.text}\n</turn>')
+    if files:
+        parts.append(files_context_xml(files))
+    selected = select_turn_evidence(evidence, turn, selections)
+    if selected:
+        lines = "\n".join(json.dumps(item, sort_keys=True, ensure_ascii=False) for item in selected)
+        parts.append(f"<tool_trace_extracts>\n{lines}\n</tool_trace_extracts>")
     return "\n".join(parts)

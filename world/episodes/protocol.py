@@ -13,8 +13,12 @@ provision -> the assistant replies once more. A task without intents ends after 
 After ``max_turns`` replies the session ends with reason ``max_turns``: intents inferred by that
 last reply keep their status (the question was asked), nothing is provided, open ones stay open.
 
-A judge's unreadable verdict counts as NO for that intent and is counted on it
-(``IntentResult.judge_failures``) and on the turn (``TurnOutcome.judge_failures``).
+The user's words are the intents' own text, verbatim (pi-Bench's ``UserAgent.next_action``: the
+answered intents joined by newlines, or the one provided intent).
+
+A judge that answered nothing readable (after the retries of the judge itself) ends the session
+with reason ``error``: its verdict is neither a YES nor a NO, so no status is set from it; the
+failure is counted on the intent (``IntentResult.judge_failures``) and the turn.
 """
 
 from __future__ import annotations
@@ -37,9 +41,9 @@ __all__ = [
     "DeterministicIntentJudge",
     "IntentJudge",
     "SessionTracker",
-    "TemplateUserVoice",
     "TurnOutcome",
     "UserVoice",
+    "VerbatimUserVoice",
     "Verdict",
     "assess_reply",
 ]
@@ -57,19 +61,15 @@ class UserVoice(Protocol):
         ...
 
 
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if text.endswith((".", "!", "?")) else f"{text}."
-
-
-class TemplateUserVoice:
-    """Offline wording: the intents' own content, so a judge or a reader can trace it."""
+class VerbatimUserVoice:
+    """pi-Bench's wording: the intents' text as written (``_build_targeted_followup_reply``,
+    ``_build_first_unmet_reply``)."""
 
     def answer(self, reply: str, intents: Sequence[str]) -> str:
-        return "To answer your question: " + " ".join(_sentence(i) for i in intents)
+        return "\n".join(intents)
 
     def provide(self, reply: str, intent: str) -> str:
-        return "One more thing: " + _sentence(intent)
+        return intent
 
 
 class SessionTracker(BaseModel):
@@ -144,13 +144,31 @@ def _settle(
         if verdict.failed:
             failures += 1
             update["judge_failures"] = row.judge_failures + 1
-        if verdict.yes:
+        if verdict.yes and not verdict.failed:
             update.update(status=status, turn=turn)
         new = row.model_copy(update=update)
         tracker.replace_intent(new)
         if verdict.yes:
             settled.append(new)
     return settled, failures
+
+
+def _judge_error(
+    tracker: SessionTracker,
+    completed: Sequence[IntentResult],
+    inferred: Sequence[IntentResult],
+    failures: int,
+) -> TurnOutcome:
+    tracker.judge_failures += failures
+    tracker.ended = "error"
+    return TurnOutcome(
+        completed=tuple(r.index for r in completed),
+        inferred=tuple(r.index for r in inferred),
+        done=True,
+        reason="error",
+        judge_failures=failures,
+        changed=(*completed, *inferred),
+    )
 
 
 def assess_reply(
@@ -184,6 +202,8 @@ def assess_reply(
         contents = [r.content for r in pending]
         verdicts = padded(judge.completion(reply, files, contents), len(pending), "completion judge")
         completed, failures = _settle(tracker, pending, verdicts, "completed", turn=turn, kind=kind)
+    if failures:
+        return _judge_error(tracker, completed, (), failures)
 
     pending = tracker.open_intents()
     inferred: list[IntentResult] = []
@@ -191,8 +211,8 @@ def assess_reply(
         contents = [r.content for r in pending]
         verdicts = padded(judge.clarification(reply, contents), len(pending), "clarification judge")
         inferred, more = _settle(tracker, pending, verdicts, "inferred", turn=turn, kind=kind)
-        failures += more
-    tracker.judge_failures += failures
+        if more:
+            return _judge_error(tracker, completed, inferred, more)
 
     base = TurnOutcome(
         completed=tuple(r.index for r in completed),

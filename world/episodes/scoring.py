@@ -1,22 +1,35 @@
 """PROC and COMP of pi-Bench (Section 3.5, Appendix C), and the two readings of a tool history.
 
-Readings of a session's tool history, as pi-Bench record dicts ``{"tool_name", "call", "result"}``:
+Readings of a session's tool history, as pi-Bench record dicts ``{"tool_name", "call", "result"}``.
+A call to a tool that does not exist (status ``unknown_tool``) is in neither: nothing ran, and no
+scorer may credit it.
 
-- ``faithful``: pi-Bench's own reading: only the LAST record of each tool name, names compared
-  exactly. The kept records stay in the order they happened (the position of their last call);
-- ``corrected``: the full history in order, every name canonicalised
-  (``world.episodes.apps.canonical_tool_name``, prefix-tolerant); an unknown name is kept as is.
+- ``faithful`` (pi-Bench's code, ``evaluation/trace_history.collect_tool_history``): per TURN,
+  the calls of that turn whose name is in the task's ``tools`` list (compared exactly; no list:
+  every call), only the LAST call of each name, kept at the position of the name's FIRST call;
+  results as the assistant saw them (an app's refusal is ``{"response": {"message": ...}}``).
+  A turn with no such call falls back to the session's earlier calls as nanobot's message
+  history holds them (results over 3,000 characters truncated to text) - pi-Bench's fallback
+  scan of ``messages``.
+- ``corrected``: the full session history in order, every name canonicalised
+  (``world.episodes.apps.canonical_tool_name``, prefix-tolerant); a refused call's result is
+  ``{"error", "status"}``, so a scorer that does not check success cannot credit it.
 
-PROC pools intents: a task's score counts the intents of every task it (transitively) depends on;
-an episode's PROC weights each dependency group's pooled score by the group's size. COMP is the
-weighted mean of the checklist items that passed. ``mean_std`` uses the sample standard
+PROC and COMP per persona, pi-Bench's reading (``evaluation/overall_aggregation.py``,
+``proactiveness_evaluator._calculate_average_score_with_dependencies``): a task's PROC adds its
+direct dependencies' covered and total intents to its own; COMP and PROC are means over the tasks
+that have criteria, each weighted by its dependency group's size (the task and everything it
+transitively depends on). Ours (corrected): PROC pools each dependency group (connected
+component) weighted by its size; COMP is the plain mean over tasks with a checklist. A session
+that ended in ``error`` is left out of both, and counted. ``mean_std`` uses the sample standard
 deviation (n - 1), 0 for a single value.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from messages.episodes import CriterionResult, IntentResult, ToolRecord, ToolSelection
@@ -24,6 +37,10 @@ from world.episodes.apps import canonical_tool_name
 
 Reading = Literal["faithful", "corrected"]
 PROACTIVE = frozenset({"completed", "inferred"})
+
+
+HISTORY_RESULT_CHARS = 3000
+"""nanobot keeps a tool result in its message history cut to this many characters."""
 
 
 def _record(record: ToolRecord, name: str | None = None) -> dict[str, Any]:
@@ -34,9 +51,48 @@ def _record(record: ToolRecord, name: str | None = None) -> dict[str, Any]:
     }
 
 
+def _ran(history: Sequence[ToolRecord]) -> list[ToolRecord]:
+    return [r for r in history if r.status != "unknown_tool"]
+
+
+def _last_per_name(records: Sequence[ToolRecord]) -> list[ToolRecord]:
+    # A dict keeps the first insertion's position; a later call replaces the value in place.
+    latest: dict[str, ToolRecord] = {}
+    for record in records:
+        latest[record.tool_name] = record
+    return list(latest.values())
+
+
 def faithful_history(history: Sequence[ToolRecord]) -> list[dict[str, Any]]:
-    last = {record.tool_name: i for i, record in enumerate(history)}
-    return [_record(record) for i, record in enumerate(history) if last[record.tool_name] == i]
+    """The last call of each tool over the whole session (pi-Bench's rule, no turns, no filter)."""
+    return [_record(r) for r in _last_per_name(_ran(history))]
+
+
+def _history_result(result: dict[str, Any]) -> Any:
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    if len(text) > HISTORY_RESULT_CHARS:
+        return text[:HISTORY_RESULT_CHARS] + "\n... (truncated)"
+    return result
+
+
+def turn_history(
+    history: Sequence[ToolRecord], turn: int, allowed: Collection[str] | None
+) -> list[dict[str, Any]]:
+    """The records pi-Bench's rule scorer gets for ``turn`` (module docstring, ``faithful``)."""
+    ran = _ran(history)
+
+    def wanted(r: ToolRecord) -> bool:
+        return allowed is None or r.tool_name in allowed
+
+    own = [r for r in ran if r.turn == turn and wanted(r)]
+    if own:
+        return [_record(r) for r in _last_per_name(own)]
+    earlier = [r for r in ran if r.turn < turn and wanted(r)]
+    out = []
+    for r in _last_per_name(earlier):
+        result = _history_result(dict(r.result))
+        out.append({"tool_name": r.tool_name, "call": dict(r.call), "result": result})
+    return out
 
 
 def canonical_name(name: str) -> str:
@@ -45,7 +101,14 @@ def canonical_name(name: str) -> str:
 
 
 def corrected_history(history: Sequence[ToolRecord]) -> list[dict[str, Any]]:
-    return [_record(record, canonical_name(record.tool_name)) for record in history]
+    out = []
+    for record in _ran(history):
+        item = _record(record, canonical_name(record.tool_name))
+        if record.status != "ok":
+            error = record.result.get("error") or record.result.get("response", {}).get("message")
+            item["result"] = {"error": error or record.status, "status": record.status}
+        out.append(item)
+    return out
 
 
 def reading_of(history: Sequence[ToolRecord], reading: Reading) -> list[dict[str, Any]]:
@@ -110,6 +173,32 @@ def select_evidence(
                 except KeyError:
                     continue
             out.append({"tool_name": record["tool_name"], "call": call, "result": result})
+    return out
+
+
+def select_turn_evidence(
+    history: Sequence[ToolRecord], turn: int, selections: Sequence[ToolSelection]
+) -> list[dict[str, Any]]:
+    """pi-Bench's ``<tool_trace_extracts>`` of one turn: for each ``tools`` entry, the last call of
+    exactly that name in the turn, cut to the entry's call keys and result paths."""
+    out: list[dict[str, Any]] = []
+    records = [r for r in _ran(history) if r.turn == turn]
+    for selection in selections:
+        calls = [r for r in records if r.tool_name == selection.tool_name]
+        if not calls:
+            continue
+        last = _record(calls[-1])
+        if not selection.call and not selection.result:
+            out.append(last)
+            continue
+        call = {k: last["call"][k] for k in selection.call if k in last["call"]}
+        result: dict[str, Any] = {}
+        for path in selection.result:
+            try:
+                result[path] = result_field(last["result"], path)
+            except KeyError:
+                continue
+        out.append({"tool_name": last["tool_name"], "call": call, "result": result})
     return out
 
 
@@ -211,6 +300,40 @@ def episode_proc(
         weighted += len(group) * score
         sizes += len(group)
     return weighted / sizes if sizes else None
+
+
+# ---------------------------------------------------------------- pi-Bench's aggregation
+
+
+def covered(intents: Sequence[IntentResult]) -> int:
+    """Intents the assistant met or asked about (pi-Bench: inferred or matched by a follow-up)."""
+    return sum(i.status in PROACTIVE for i in intents)
+
+
+def pibench_task_proc(
+    task_id: str,
+    intents_by_task: Mapping[str, Sequence[IntentResult]],
+    depends_on: Mapping[str, Sequence[str]],
+) -> float | None:
+    """(covered + covered of each direct dependency) / (intents + theirs); None without intents."""
+    pool = [task_id, *[d for d in depends_on.get(task_id, ()) if d != task_id]]
+    total = sum(len(intents_by_task.get(t, ())) for t in pool)
+    if not intents_by_task.get(task_id) or total == 0:
+        return None
+    return sum(covered(intents_by_task.get(t, ())) for t in pool) / total
+
+
+def group_size(task_id: str, depends_on: Mapping[str, Sequence[str]]) -> int:
+    """pi-Bench's weight of a task: itself and every task it transitively depends on."""
+    return 1 + len(ancestors(task_id, depends_on))
+
+
+def weighted_mean(scores: Iterable[tuple[float | None, int]]) -> float | None:
+    """pi-Bench's ``compute_weighted_overall_average``: sum(score * weight) / sum(weight) over the
+    scores that exist; None when none does."""
+    pairs = [(score, weight) for score, weight in scores if score is not None]
+    total = sum(weight for _, weight in pairs)
+    return sum(score * weight for score, weight in pairs) / total if total else None
 
 
 # ---------------------------------------------------------------- repeated runs

@@ -48,8 +48,11 @@ from messages.episodes import (
     TriggerSource,
 )
 from messages.probes import plain_json
+from world.episodes.assistant.oracle import OracleTurn
 
-TaskType = Literal["long_term", "short_term_independent", "short_term_contextual"]
+KNOWN_TASK_TYPES = ("long_term", "short_term_independent", "short_term_contextual")
+"""The task types pi-Bench's schema documents; its loader stores any text and nothing reads it
+(pi-Bench's own data has ``val`` and ``test`` too), so any non-blank text is accepted."""
 USER_TRIGGERS = ("user", "user_query")
 ENVIRONMENT_TRIGGERS = ("env", "environment", "environmental_signal")
 TRIGGER_TYPES = USER_TRIGGERS + ENVIRONMENT_TRIGGERS
@@ -239,6 +242,8 @@ class TaskMetadata(BaseModel):
     max_turns: int | None = Field(default=None, ge=1, le=200)
     app_state: dict[str, dict[str, Any]] = {}
     """``{app: {collection: [records], ...}}`` merged into the app state before the session."""
+    oracle: tuple[OracleTurn, ...] = ()
+    """The task's gold path, one entry per turn, played by ``--assistants oracle``."""
     state_checks: tuple[StateCheckSpec, ...] = ()
 
     @field_validator("app_state")
@@ -285,7 +290,7 @@ class TaskFile(_Strict):
     environment_id: str = ""
     title: str
     description: str = ""
-    task_type: TaskType
+    task_type: NonBlank
     trigger: Trigger
     intent: Intent
     objectives: Objectives = Objectives()
@@ -537,11 +542,14 @@ def opens_at(task: TaskFile, clock: float) -> float:
 
 
 def session_spec(task: TaskFile, episode_id: str, *, sim_time: float) -> SessionSpec:
-    """What the simulated user holds for ``task`` (no checklist: the user never sees grading)."""
+    """What the simulated user holds for ``task`` (no checklist: the user never sees grading).
+    The first message is ``initial_input`` verbatim, as pi-Bench sends it
+    (``BaseUserAgent.initial_user_message``), an environment trigger's text included; a JSON
+    object written as YAML (our extension) is sent as its JSON text."""
     source = trigger_source(task)
     payload = trigger_payload(task)
     value = task.intent.initial_input
-    text = describe_payload(source, payload) if payload is not None else str(value).strip()
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     extra: dict[str, Any] = {}
     if task.extensions.max_turns is not None:
         extra["max_turns"] = task.extensions.max_turns
@@ -574,16 +582,16 @@ def grading_spec(task: TaskFile, *, rule_scorer: str | None, rule_scorer_path: s
 
 
 def workspace_path(path: str) -> str:
-    """A files_read or asset path as the workspace names it: posix, no leading ``./``, and no
-    leading ``workspace/`` or ``assets/`` component (the loader strips those from assets)."""
+    """A files_read or asset path as the workspace names it: posix, no leading ``./``. pi-Bench
+    copies a task directory's entries to the workspace root under their own names
+    (``BaseUserAgent._stage_task_workspace``) and reads files_read relative to it."""
     parts = [p for p in path.strip().replace("\\", "/").split("/") if p not in ("", ".")]
-    if len(parts) > 1 and parts[0] in ("workspace", "assets"):
-        parts = parts[1:]
     return "/".join(parts)
 
 
 __all__ = [
     "ENVIRONMENT_TRIGGERS",
+    "KNOWN_TASK_TYPES",
     "ROOT_FIELD",
     "TRIGGER_TYPES",
     "USER_TRIGGERS",
@@ -597,7 +605,6 @@ __all__ = [
     "TaskFile",
     "TaskFormatError",
     "TaskMetadata",
-    "TaskType",
     "ToolEntry",
     "Trigger",
     "describe_payload",

@@ -9,24 +9,33 @@ Published tool names:
 - workspace: ``read_file``, ``write_file``, ``edit_file``, ``list_dir``, ``glob``,
   ``grep``;
 - assistant: ``ask_user``, ``send_message``, ``schedule_task``;
-- apps, ``mcp_appworld_<app>__<api>``: ``amazon``, ``gmail``, ``phone``, ``simple_note``,
-  ``splitwise``, ``spotify``, ``todoist``, ``file_system``. Each app module's docstring lists its
-  records' fields and its tools.
+- apps, AppWorld's tools under ``mcp_appworld_<app>__<api>`` (also ``<app>__<api>``):
+  ``amazon``, ``gmail``, ``phone``, ``simple_note``, ``splitwise``, ``spotify``, ``todoist``.
+  ``base`` gives AppWorld's conventions (login and access tokens, refusals, search and pages);
+  each app module's docstring lists its records' fields and its tools; ``seed`` the seed format.
 
 App data, ids, the merge rule and the diff/lookup path scheme: see ``state``. Statuses:
-``ok``, ``denied`` (policy), ``unknown_tool``, ``invalid_args``, ``not_found`` (a record or file
-the call names), ``failed`` (the tool refused: an empty cart, an ambiguous edit).
+``ok``, ``denied`` (policy), ``unknown_tool`` (not offered, or served by AppWorld alone),
+``invalid_args``, ``unauthorized`` (no valid access token), ``not_found`` (a record or file the
+call names), ``failed`` (the tool refused: an empty cart, an ambiguous edit).
 """
 
 from __future__ import annotations
 
-from world.episodes.apps.base import EpisodeTool, ToolContext, ToolFailed, ToolInvalid, ToolNotFound
+from world.episodes.apps.base import (
+    AppError,
+    EpisodeTool,
+    ToolContext,
+    ToolFailed,
+    ToolInvalid,
+    ToolNotFound,
+    Unauthorized,
+)
 from world.episodes.apps.registry import (
     ALL_TOOLS,
     APPS,
     EpisodeTools,
     canonical_tool_name,
-    default_apps,
     new_state,
 )
 from world.episodes.apps.state import (
@@ -44,6 +53,7 @@ __all__ = [
     "ALL_TOOLS",
     "APPS",
     "RECORD_KEYS",
+    "AppError",
     "EnvState",
     "EpisodeTool",
     "EpisodeTools",
@@ -51,8 +61,8 @@ __all__ = [
     "ToolFailed",
     "ToolInvalid",
     "ToolNotFound",
+    "Unauthorized",
     "canonical_tool_name",
-    "default_apps",
     "lookup_path",
     "merge_app_state",
     "new_state",

@@ -1,270 +1,1209 @@
-"""The ``amazon`` app: a product catalogue, a cart, saved cards and addresses, orders.
+"""The ``amazon`` app on AppWorld's tool surface: a catalogue of products from sellers, reviews
+and questions about them, and per user a cart, a wish list, payment cards, addresses and orders.
 
-Records (``apps["amazon"]``):
+Records (``apps["amazon"]``; per-user records carry the owner's ``user_id``):
 
-- ``products``: ``{product_id, name, category, price, rating, stock, description}``
-  (``stock``: units available; an order takes them).
-- ``cart``: ``{product_id, quantity}`` (keyed by ``product_id``).
-- ``payment_cards``: ``{payment_card_id, card_name, owner_name, last_four, expiry}``.
-- ``addresses``: ``{address_id, name, street_address, city, state, zip_code, country}``.
-- ``orders``: ``{order_id, order_items: [{product_id, name, price, ordered_quantity}],
-  payment_card_id, address_id, total, status: "placed", placed_at}`` (``placed_at`` in virtual
-  minutes). Order ids start at 901.
+- ``users``: the seed's people with an amazon account (see ``seed``); a reviewer or answerer who
+  is nobody's persona may be added here as well.
+- ``sellers``: ``{seller_id, name, rating}``.
+- ``products``: ``{product_id, seller_id, product_type, name, description, price, delivery_days,
+  inventory_quantity, weight, length, width, height, color, relative_size, rating}``
+  (``relative_size``: extra-small|small|medium|large|extra-large or null; products sharing a
+  name are each other's ``variations``; ``inventory_quantity`` 0 when absent). A new review
+  sets the product's ``rating`` to the mean of its reviews and the seller's to the mean of its
+  rated products, as AppWorld does.
+- ``reviews``: ``{review_id, product_id, user_id, is_verified, rating, title, text, created_at}``
+  (one per user and product).
+- ``questions``: ``{question_id, product_id, user_id, question, created_at}``.
+- ``question_answers``: ``{question_answer_id, question_id, user_id, is_verified, answer,
+  created_at}``.
+- ``cart_items``: ``{cart_item_id, user_id, product_id, quantity, gift_wrap_quantity}``.
+- ``wish_list_items``: ``{wish_list_item_id, user_id, product_id, quantity}``.
+- ``payment_cards``: ``{payment_card_id, user_id, card_name, owner_name, card_number,
+  expiry_year, expiry_month, cvv_number, balance}`` (``balance``: what the card can still pay,
+  0 when absent; no API shows it, ``place_order`` debits it).
+- ``addresses``: ``{address_id, user_id, name, street_address, city, state, country, zip_code}``.
+- ``orders``: ``{order_id, user_id, address_id, payment_card_id, tax, delivery_fee,
+  gift_wrap_fee, discount, created_at, address_text, payment_card_digits, order_items:
+  [{product_id, ordered_quantity, returned_quantity, gift_wrap_quantity, price,
+  expected_delivery_at, delivered_at}]}`` (``name`` and ``paid_amount`` are computed when shown).
+- ``prime_subscriptions``: ``{prime_subscription_id, user_id, start_date, end_date,
+  payment_card_digits, paid_amount}``: a user is prime while one has ``end_date`` after now.
 
-Tools (``mcp_appworld_amazon__<api>``): ``search_products(query, max_price?)``,
-``show(product_id)``, ``add_product_to_cart(product_id, quantity=1)`` (adds to the line),
-``remove_product_from_cart(product_id)``, ``show_cart()``, ``show_payment_cards()``,
-``show_addresses()``, ``place_order(payment_card_id, address_id)`` -> ``{order_id, order_items,
-total}`` (orders the whole cart and empties it; failed when the cart is empty or stock is short),
-``show_order(order_id)`` (the order record, as in pi-Bench's Appendix C.4), ``show_orders()``.
-Money is a float rounded to 2 places.
+Tools (``mcp_appworld_amazon__<api>``, AppWorld's parameters and response keys): ``login``,
+``logout``, ``show_account``, ``show_profile``; catalogue (no token): ``search_products``,
+``show_product``, ``search_sellers``, ``show_seller``, ``search_product_types``,
+``show_product_feature_choices``, ``show_product_reviews``, ``show_product_questions``,
+``show_product_question_answers``; with a token: ``write_product_review``,
+``write_product_question``, ``show_cart``, ``add_product_to_cart``,
+``update_product_quantity_in_cart``, ``delete_product_from_cart``, ``clear_cart``,
+``show_wish_list``, ``add_product_to_wish_list``, ``move_product_from_cart_to_wish_list``,
+``move_product_from_wish_list_to_cart``, ``show_payment_cards``, ``show_payment_card``,
+``show_addresses``, ``add_address``, ``place_order``, ``show_orders``, ``show_order``.
+
+``place_order`` orders the whole cart: total = items + gift wrap ($5 a wrapped unit) + 10% tax
+of the items + $5 delivery (none for prime users) - discount (always 0: promo codes are not
+modelled). It debits the card, lowers the inventory, empties the cart and mails "Amazon Order
+Confirmation" from notifications@amazon.com to the user's gmail account (``gmail.deliver_email``).
+Without a gmail account for the user (or for the sender) no mail is sent and the order stands and
+is answered as placed; AppWorld answers 422 in that case, after it has already charged the card
+and saved the order.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
-    Args,
+    TIME_FORMAT,
+    AppArgs,
+    AuthArgs,
+    AuthPageArgs,
     EpisodeTool,
-    NoArgs,
+    LoginArgs,
+    PageArgs,
     ToolContext,
     ToolFailed,
     app_tool,
     id_field,
+    login_tool,
+    logout_tool,
     money,
-    pick,
-    rows_of,
-    search,
+    page,
+    person,
+    ranked,
+    sort_rows,
 )
 
 APP = "amazon"
-FIRST_ORDER_ID = 901
+NOTIFIER = "notifications@amazon.com"
+DELIVERY_FEE = 5.0
+GIFT_WRAP_FEE = 5.0
+TAX_PERCENT = 10
+EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+LAST_LOGIN = "_last_logged_in"
+"""Bookkeeping: user id (as text) -> the time of the last login (``show_account``)."""
+
+Size = Literal["extra-small", "small", "medium", "large", "extra-large"]
 
 
-PRODUCT_FIELDS = ("product_id", "name", "category", "price", "rating", "stock", "description")
+class Conflict(ToolFailed):
+    """A record that would duplicate another (AppWorld's unique constraints answer 409)."""
+
+    code = 409
 
 
-SEED: dict[str, Any] = {
-    "products": rows_of(
-        PRODUCT_FIELDS,
-        (1571, "Insulated Steel Water Bottle 750 ml", "kitchen", 24.99, 4.6, 40, "Keeps drinks cold."),
-        (1572, "Bamboo Cutting Board Set", "kitchen", 32.5, 4.4, 15, "Three boards, juice groove."),
-        (1573, "Wireless Ergonomic Mouse", "electronics", 29.99, 4.3, 25, "Silent clicks, USB receiver."),
-        (1574, "USB-C Charging Cable 2 m (2-pack)", "electronics", 12.99, 4.5, 80, "Braided, 60 W."),
-        (1575, "A5 Dotted Notebook", "office", 9.5, 4.7, 60, "160 pages, lay-flat binding."),
-        (1576, "Gel Ink Pens (12-pack)", "office", 11.25, 4.2, 50, "Black, 0.5 mm fine tip."),
-        (1577, "Yoga Mat 6 mm", "sports", 27.0, 4.4, 20, "Non-slip, with carry strap."),
-        (1578, "Ceramic Pour-Over Coffee Dripper", "kitchen", 18.75, 4.8, 30, "Fits size 02 filters."),
-        (1579, "Paper Coffee Filters Size 02 (100)", "kitchen", 6.49, 4.6, 100, "Unbleached."),
-        (1580, "Noise-Cancelling Headphones", "electronics", 149.0, 4.5, 10, "Over-ear, 30 h battery."),
-        (1581, "LED Desk Lamp", "office", 34.99, 4.3, 18, "Dimmable, USB charging port."),
-        (1582, "Running Socks (3 pairs)", "sports", 14.99, 4.1, 45, "Cushioned, breathable."),
-    ),
-    "cart": [],
-    "payment_cards": [
-        {
-            "payment_card_id": 1,
-            "card_name": "Visa Everyday",
-            "owner_name": "Alex Morgan",
-            "last_four": "4821",
-            "expiry": "08/28",
-        },
-        {
-            "payment_card_id": 2,
-            "card_name": "Mastercard Travel",
-            "owner_name": "Alex Morgan",
-            "last_four": "7730",
-            "expiry": "02/27",
-        },
-    ],
-    "addresses": [
-        {
-            "address_id": 1,
-            "name": "Home",
-            "street_address": "12 Larch Lane",
-            "city": "Millbrook",
-            "state": "OR",
-            "zip_code": "97001",
-            "country": "USA",
-        },
-        {
-            "address_id": 2,
-            "name": "Office",
-            "street_address": "400 Harbor Street, Floor 3",
-            "city": "Millbrook",
-            "state": "OR",
-            "zip_code": "97003",
-            "country": "USA",
-        },
-    ],
-    "orders": [],
-    "_next_ids": {"orders": FIRST_ORDER_ID},
-}
-
-_SUMMARY = ("product_id", "name", "category", "price", "rating")
+# ---------------------------------------------------------------- helpers
 
 
-class SearchArgs(Args):
-    query: str = Field(default="", description="Words to look for in names, categories, descriptions.")
-    max_price: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+def _singular(phrase: str) -> str:
+    word = phrase.strip()
+    if word.endswith("ies") and len(word) > 3:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
 
 
-class ProductArgs(Args):
-    product_id: int = id_field("The product's id.")
+def _plural(phrase: str) -> str:
+    if phrase.endswith(("ss", "x", "ch", "sh", "z")):
+        return phrase + "es"
+    if phrase.endswith("s"):
+        return phrase
+    if phrase.endswith("y") and len(phrase) > 1 and phrase[-2] not in "aeiou":
+        return phrase[:-1] + "ies"
+    return phrase + "s"
 
 
-class AddToCartArgs(Args):
-    product_id: int = id_field("The product's id.")
-    quantity: int = Field(default=1, ge=1, le=1000)
+def _mine(ctx: ToolContext, collection: str, user: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in ctx.rows(APP, collection) if r.get("user_id") == user["user_id"]]
 
 
-class PlaceOrderArgs(Args):
-    payment_card_id: int = id_field("A saved payment card's id.")
-    address_id: int = id_field("A saved address's id.")
+def _owned(
+    ctx: ToolContext, collection: str, record_id: int, what: str, user: dict[str, Any]
+) -> dict[str, Any]:
+    """A record of ``user``: 409 when it does not exist, 422 when it is someone else's."""
+    record = ctx.find(APP, collection, record_id, what)
+    if record.get("user_id") != user["user_id"]:
+        raise ToolFailed(f"The given {what} does not belong to you, so you cannot access it.")
+    return record
 
 
-class OrderArgs(Args):
-    order_id: int = id_field("The order's id.")
+def _user_by_id(ctx: ToolContext, user_id: Any) -> dict[str, Any] | None:
+    return next((u for u in ctx.rows(APP, "users") if u.get("user_id") == user_id), None)
 
 
-def search_products(ctx: ToolContext, args: SearchArgs) -> JsonObject:
-    rows = ctx.rows(APP, "products")
-    if args.max_price is not None:
-        rows = [r for r in rows if float(r.get("price", 0.0)) <= args.max_price]
-    found = search(rows, args.query, "product_id", "name", "category", "description")
-    return {"products": [pick(r, *_SUMMARY) for r in found]}
+def _poster(ctx: ToolContext, record: dict[str, Any]) -> JsonObject:
+    user = _user_by_id(ctx, record.get("user_id"))
+    return person(user) if user is not None else {"name": None, "email": None}
 
 
-def show_product(ctx: ToolContext, args: ProductArgs) -> JsonObject:
-    return dict(ctx.find(APP, "products", args.product_id, "product"))
+def _is_prime(ctx: ToolContext, user: dict[str, Any]) -> bool:
+    now = ctx.timestamp()
+    return any(str(s.get("end_date", "")) > now for s in _mine(ctx, "prime_subscriptions", user))
 
 
-def add_product_to_cart(ctx: ToolContext, args: AddToCartArgs) -> JsonObject:
-    product = ctx.find(APP, "products", args.product_id, "product")
-    cart = ctx.rows(APP, "cart")
-    line = next((c for c in cart if c["product_id"] == args.product_id), None)
-    if line is None:
-        line = {"product_id": args.product_id, "quantity": 0}
-        cart.append(line)
-    if line["quantity"] + args.quantity > int(product.get("stock", 0)):
-        raise ToolFailed(f"only {product.get('stock', 0)} of product {args.product_id} in stock")
-    line["quantity"] += args.quantity
-    return {"product_id": args.product_id, "quantity": line["quantity"], "added": args.quantity}
-
-
-def remove_product_from_cart(ctx: ToolContext, args: ProductArgs) -> JsonObject:
-    cart = ctx.rows(APP, "cart")
-    if not any(c["product_id"] == args.product_id for c in cart):
-        raise ToolFailed(f"product {args.product_id} is not in the cart")
-    cart[:] = [c for c in cart if c["product_id"] != args.product_id]
-    return {"product_id": args.product_id, "removed": True}
-
-
-def _cart_lines(ctx: ToolContext) -> list[dict[str, Any]]:
-    lines = []
-    for item in ctx.rows(APP, "cart"):
-        product = ctx.find(APP, "products", item["product_id"], "product")
-        lines.append(
-            {
-                "product_id": item["product_id"],
-                "name": product.get("name", ""),
-                "price": money(product.get("price", 0.0)),
-                "quantity": item["quantity"],
-            }
+def _check_sort(sort_by: str | None, valid: tuple[str, ...]) -> None:
+    if not sort_by:
+        return
+    if sort_by[0] not in "+-":
+        raise ToolFailed("The sort_by parameter must start with + or -.")
+    if sort_by.lstrip("+-") not in valid:
+        raise ToolFailed(
+            f"If sort_by is passed, it must be one of {', '.join(valid)} and must be prefixed with + or -."
         )
-    return lines
 
 
-def show_cart(ctx: ToolContext, args: NoArgs) -> JsonObject:
-    lines = _cart_lines(ctx)
-    return {"cart_items": lines, "total": money(sum(li["price"] * li["quantity"] for li in lines))}
+def _rank(
+    rows: list[dict[str, Any]], query: str, text: Callable[[dict[str, Any]], str]
+) -> list[dict[str, Any]]:
+    """``rows`` in AppWorld's search order for ``query`` over ``text(row)``."""
+    keyed = [{"_at": i, "_text": text(r)} for i, r in enumerate(rows)]
+    return [rows[k["_at"]] for k in ranked(keyed, query, "_text")]
 
 
-def show_payment_cards(ctx: ToolContext, args: NoArgs) -> JsonObject:
-    return {"payment_cards": list(ctx.rows(APP, "payment_cards"))}
+class _Listing(Protocol):
+    """The arguments of a listing API: a query, a sort order and a page."""
+
+    @property
+    def query(self) -> str: ...
+    @property
+    def sort_by(self) -> str | None: ...
+    @property
+    def page_index(self) -> int: ...
+    @property
+    def page_limit(self) -> int: ...
 
 
-def show_addresses(ctx: ToolContext, args: NoArgs) -> JsonObject:
-    return {"addresses": list(ctx.rows(APP, "addresses"))}
+def _retrieve(
+    rows: list[dict[str, Any]],
+    args: _Listing,
+    text: Callable[[dict[str, Any]], str],
+    sorts: tuple[str, ...],
+    default_sort: str | None = None,
+) -> list[dict[str, Any]]:
+    """AppWorld's listing: with a query, rank, take the page, then sort within it; without one,
+    sort (``default_sort`` when ``sort_by`` is empty), then take the page. ``sorts``: the fields
+    ``sort_by`` may name."""
+    _check_sort(args.sort_by, sorts)
+    if args.query.strip():
+        ranked_page = page(_rank(rows, args.query, text), args.page_index, args.page_limit)
+        return sort_rows(ranked_page, args.sort_by or None)
+    return page(sort_rows(rows, args.sort_by or default_sort), args.page_index, args.page_limit)
 
 
-def place_order(ctx: ToolContext, args: PlaceOrderArgs) -> JsonObject:
-    ctx.find(APP, "payment_cards", args.payment_card_id, "payment card")
-    ctx.find(APP, "addresses", args.address_id, "address")
-    lines = _cart_lines(ctx)
-    if not lines:
-        raise ToolFailed("the cart is empty: add products before placing an order")
-    for line in lines:
-        product = ctx.find(APP, "products", line["product_id"], "product")
-        if int(product.get("stock", 0)) < line["quantity"]:
-            raise ToolFailed(f"only {product.get('stock', 0)} of product {line['product_id']} in stock")
-        product["stock"] = int(product.get("stock", 0)) - line["quantity"]
-    items = [
-        {
-            "product_id": li["product_id"],
-            "name": li["name"],
-            "price": li["price"],
-            "ordered_quantity": li["quantity"],
-        }
-        for li in lines
-    ]
-    total = money(sum(li["price"] * li["quantity"] for li in lines))
-    order_id = ctx.new_id(APP, "orders", FIRST_ORDER_ID)
-    ctx.rows(APP, "orders").append(
-        {
-            "order_id": order_id,
-            "order_items": items,
-            "payment_card_id": args.payment_card_id,
-            "address_id": args.address_id,
-            "total": total,
-            "status": "placed",
-            "placed_at": ctx.now,
-        }
-    )
-    ctx.rows(APP, "cart").clear()
+def _check_email(ctx: ToolContext, email: str | None) -> int | None:
+    """The user id of ``email`` (AppWorld's 409 list message when nobody has it), None for None."""
+    if email is None:
+        return None
+    return int(ctx.find_by(APP, "users", "email", email, "user")["user_id"])
+
+
+# ---------------------------------------------------------------- accounts
+
+_LOGIN = login_tool(APP)
+
+
+def login(ctx: ToolContext, args: LoginArgs) -> JsonObject:
+    answer: JsonObject = _LOGIN.run(ctx, args)
+    user = ctx.user(APP, str(answer["access_token"]))
+    ctx.app(APP).setdefault(LAST_LOGIN, {})[str(user["user_id"])] = ctx.timestamp()
+    return answer
+
+
+def show_account(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    last = ctx.app(APP).get(LAST_LOGIN, {}).get(str(user["user_id"]), user.get("registered_at"))
     return {
-        "order_id": order_id,
-        "order_items": [pick(i, "product_id", "ordered_quantity") for i in items],
-        "total": total,
+        "first_name": user.get("first_name"),
+        "last_name": user.get("last_name"),
+        "email": user.get("email"),
+        "registered_at": user.get("registered_at"),
+        "last_logged_in": last,
+        "verified": user.get("verified", True),
+        "is_prime": _is_prime(ctx, user),
     }
 
 
+class ProfileArgs(AppArgs):
+    email: str | None = Field(
+        default=None, pattern=EMAIL_PATTERN, description="Email of the person whose public profile to show."
+    )
+
+
+def show_profile(ctx: ToolContext, args: ProfileArgs) -> JsonObject:
+    if args.email is None:
+        raise ToolFailed("Either email or phone_number must be provided.")
+    user = ctx.account(APP, args.email)
+    if user is None:
+        raise ToolFailed("Account for this email does not exist.")
+    return {
+        "first_name": user.get("first_name"),
+        "last_name": user.get("last_name"),
+        "email": user.get("email"),
+        "registered_at": user.get("registered_at"),
+    }
+
+
+# ---------------------------------------------------------------- catalogue
+
+
+_PRODUCT_FIELDS = (
+    "product_id",
+    "seller_id",
+    "product_type",
+    "name",
+    "description",
+    "price",
+    "delivery_days",
+    "inventory_quantity",
+    "weight",
+    "length",
+    "width",
+    "height",
+    "color",
+    "relative_size",
+)
+
+
+def _product_view(ctx: ToolContext, product: dict[str, Any]) -> JsonObject:
+    pid = product["product_id"]
+    others = [
+        p
+        for p in ctx.rows(APP, "products")
+        if p.get("name") == product.get("name") and p["product_id"] != pid
+    ]
+    view: JsonObject = {f: product.get(f) for f in _PRODUCT_FIELDS}
+    view["rating"] = product.get("rating", 0.0)
+    view["num_product_reviews"] = sum(1 for r in ctx.rows(APP, "reviews") if r.get("product_id") == pid)
+    view["num_product_questions"] = sum(1 for q in ctx.rows(APP, "questions") if q.get("product_id") == pid)
+    view["variations"] = [
+        {"product_id": p["product_id"], "relative_size": p.get("relative_size"), "color": p.get("color")}
+        for p in others
+    ]
+    return view
+
+
+def _seller_name(ctx: ToolContext, seller_id: Any) -> str:
+    seller = next((s for s in ctx.rows(APP, "sellers") if s.get("seller_id") == seller_id), None)
+    return str(seller.get("name", "")) if seller is not None else ""
+
+
+def _seller_rating(ctx: ToolContext, seller_id: Any) -> float:
+    seller = next((s for s in ctx.rows(APP, "sellers") if s.get("seller_id") == seller_id), None)
+    return float(seller.get("rating", 0.0) or 0.0) if seller is not None else 0.0
+
+
+class ProductArgs(AppArgs):
+    product_id: int = id_field("The product's id.")
+
+
+def show_product(ctx: ToolContext, args: ProductArgs) -> JsonObject:
+    return _product_view(ctx, ctx.find(APP, "products", args.product_id, "product"))
+
+
+MAXSIZE = 9223372036854775807
+
+
+class SearchProductsArgs(PageArgs):
+    query: str = Field(
+        default="", description="Words to look for in products' names, types and descriptions."
+    )
+    product_type: str | None = Field(default=None, description="Only products of this type.")
+    color: str | None = Field(default=None, description="Only products of this color.")
+    relative_size: Size | None = Field(default=None, description="Only products of this relative size.")
+    min_price: float = Field(default=0.0, ge=0, allow_inf_nan=False, description="Lowest price.")
+    max_price: float = Field(default=float(MAXSIZE), ge=0, allow_inf_nan=False, description="Highest price.")
+    min_product_rating: float = Field(default=0.0, ge=0, le=5, description="Lowest product rating.")
+    max_product_rating: float = Field(default=5.0, ge=0, le=5, description="Highest product rating.")
+    min_seller_rating: float = Field(default=0.0, ge=0, le=5, description="Lowest seller rating.")
+    max_seller_rating: float = Field(default=5.0, ge=0, le=5, description="Highest seller rating.")
+    seller_id: int | None = Field(default=None, description="Only products of this seller.")
+    sort_by: str | None = Field(
+        default=None,
+        description="+field or -field, field one of rating, price, delivery_days. With a query, the "
+        "ranked page is sorted.",
+    )
+
+
+def _in_range(value: Any, low: float, high: float, ignore_low: float, ignore_high: float) -> bool:
+    number = float(value or 0.0)
+    if low != ignore_low and number < low:
+        return False
+    return not (high != ignore_high and number > high)
+
+
+def search_products(ctx: ToolContext, args: SearchProductsArgs) -> list[JsonObject]:
+    _check_sort(args.sort_by, ("rating", "price", "delivery_days"))
+    kind = None if args.product_type is None else _singular(args.product_type.lower())
+    rows = []
+    for p in ctx.rows(APP, "products"):
+        if kind is not None and _singular(str(p.get("product_type", "")).lower()) != kind:
+            continue
+        if args.seller_id is not None and p.get("seller_id") != args.seller_id:
+            continue
+        if args.color is not None and str(p.get("color") or "").lower() != args.color.lower():
+            continue
+        if args.relative_size is not None and p.get("relative_size") != args.relative_size:
+            continue
+        if not _in_range(p.get("price"), args.min_price, args.max_price, 0, MAXSIZE):
+            continue
+        if not _in_range(p.get("rating"), args.min_product_rating, args.max_product_rating, 0, 5):
+            continue
+        seller_rating = _seller_rating(ctx, p.get("seller_id"))
+        if not _in_range(seller_rating, args.min_seller_rating, args.max_seller_rating, 0, 5):
+            continue
+        rows.append(p)
+    rows = sort_rows(rows, args.sort_by or None)
+    seen: set[Any] = set()
+    unique = []
+    for p in rows:  # one product per name: the variations are listed under it
+        if p.get("name") not in seen:
+            seen.add(p.get("name"))
+            unique.append(p)
+
+    def text(p: dict[str, Any]) -> str:
+        fields = (
+            p.get("name"),
+            p.get("product_type"),
+            p.get("description"),
+            _seller_name(ctx, p.get("seller_id")),
+        )
+        return " ".join(str(f) for f in fields if f)
+
+    found = page(_rank(unique, args.query, text), args.page_index, args.page_limit)
+    return [_product_view(ctx, p) for p in found]
+
+
+class SearchArgs(PageArgs):
+    query: str = Field(default="", description="Words to look for.")
+
+
+def search_sellers(ctx: ToolContext, args: SearchArgs) -> list[JsonObject]:
+    sellers = ctx.rows(APP, "sellers")
+    found = page(ranked(sellers, args.query, "name"), args.page_index, args.page_limit)
+    return [{"seller_id": s["seller_id"], "name": s.get("name")} for s in found]
+
+
+class SellerArgs(AppArgs):
+    seller_id: int = id_field("The seller's id.")
+
+
+def show_seller(ctx: ToolContext, args: SellerArgs) -> JsonObject:
+    seller = ctx.find(APP, "sellers", args.seller_id, "seller")
+    return {"seller_id": seller["seller_id"], "name": seller.get("name"), "rating": seller.get("rating", 0.0)}
+
+
+class ProductTypesArgs(AppArgs):
+    query: str = Field(default="", description="Words to look for in the product types.")
+    page_index: int = Field(default=0, ge=0, description="The index of the page to return.")
+    page_limit: int = Field(
+        default=5, ge=1, le=MAXSIZE, description="The maximum number of results (large values list all)."
+    )
+
+
+def search_product_types(ctx: ToolContext, args: ProductTypesArgs) -> list[str]:
+    types: list[str] = []
+    for p in ctx.rows(APP, "products"):
+        kind = p.get("product_type")
+        if isinstance(kind, str) and kind not in types:
+            types.append(kind)
+    rows = [{"product_type": t} for t in types]
+    found = page(ranked(rows, args.query, "product_type"), args.page_index, args.page_limit)
+    return [str(r["product_type"]) for r in found]
+
+
+class FeatureChoicesArgs(AppArgs):
+    product_type: str | None = Field(default=None, description="The product type; every product when absent.")
+
+
+def show_product_feature_choices(ctx: ToolContext, args: FeatureChoicesArgs) -> JsonObject:
+    products = ctx.rows(APP, "products")
+    if args.product_type is not None:
+        wanted = _singular(args.product_type.lower())
+        products = [p for p in products if _singular(str(p.get("product_type", "")).lower()) == wanted]
+    colors = sorted({str(p["color"]) for p in products if p.get("color")})
+    sizes = sorted({str(p["relative_size"]) for p in products if p.get("relative_size")})
+    seller_ids = {p.get("seller_id") for p in products}
+    sellers = [
+        {"seller_id": s["seller_id"], "name": s.get("name")}
+        for s in sorted(ctx.rows(APP, "sellers"), key=lambda s: s["seller_id"])
+        if s["seller_id"] in seller_ids
+    ]
+    return {"colors": colors, "relative_sizes": sizes, "sellers": sellers}
+
+
+# ---------------------------------------------------------------- reviews, questions, answers
+
+
+def _bought(ctx: ToolContext, user: dict[str, Any], product_id: int) -> bool:
+    return any(
+        item.get("product_id") == product_id
+        for order in _mine(ctx, "orders", user)
+        for item in order.get("order_items", [])
+    )
+
+
+class ReviewsArgs(PageArgs):
+    product_id: int = id_field("The product whose reviews to show.")
+    query: str = Field(default="", description="Words to look for in the reviews' titles and texts.")
+    user_email: str | None = Field(
+        default=None, pattern=EMAIL_PATTERN, description="Only this reviewer's reviews."
+    )
+    min_rating: int = Field(default=1, ge=1, le=5, description="Lowest rating.")
+    max_rating: int = Field(default=5, ge=1, le=5, description="Highest rating.")
+    is_verified: bool | None = Field(default=None, description="Only reviews by (or not by) verified buyers.")
+    sort_by: str | None = Field(
+        default=None, description="+field or -field, field one of rating, created_at."
+    )
+
+
+def show_product_reviews(ctx: ToolContext, args: ReviewsArgs) -> list[JsonObject]:
+    ctx.find(APP, "products", args.product_id, "product")
+    user_id = _check_email(ctx, args.user_email)
+    rows = [
+        r
+        for r in ctx.rows(APP, "reviews")
+        if r.get("product_id") == args.product_id
+        and (user_id is None or r.get("user_id") == user_id)
+        and (args.is_verified is None or bool(r.get("is_verified")) == args.is_verified)
+        and _in_range(r.get("rating"), args.min_rating, args.max_rating, 1, 5)
+    ]
+    found = _retrieve(
+        rows, args, lambda r: f"{r.get('title', '')} {r.get('text', '')}", ("rating", "created_at")
+    )
+    return [
+        {
+            "review_id": r["review_id"],
+            "product_id": r["product_id"],
+            "is_verified": bool(r.get("is_verified", False)),
+            "rating": r.get("rating"),
+            "title": r.get("title", ""),
+            "text": r.get("text", ""),
+            "created_at": r.get("created_at"),
+            "user": _poster(ctx, r),
+        }
+        for r in found
+    ]
+
+
+class WriteReviewArgs(AuthArgs):
+    product_id: int = id_field("The product to review.")
+    rating: int = Field(ge=1, le=5, description="Your rating of the product, 1 to 5.")
+    title: str = Field(default="", description="The review's title.")
+    text: str = Field(default="", description="The review's text.")
+
+
+def _mean(values: Iterable[Any]) -> float:
+    numbers = [float(v) for v in values if v is not None and float(v) > 0]
+    return round(sum(numbers) / len(numbers), 1) if numbers else 0.0
+
+
+def _rerate(ctx: ToolContext, product: dict[str, Any]) -> None:
+    """The product's rating from its reviews, the seller's from its rated products."""
+    product["rating"] = _mean(
+        r.get("rating") for r in ctx.rows(APP, "reviews") if r.get("product_id") == product["product_id"]
+    )
+    seller = next(
+        (s for s in ctx.rows(APP, "sellers") if s.get("seller_id") == product.get("seller_id")), None
+    )
+    if seller is not None:
+        seller["rating"] = _mean(
+            p.get("rating") for p in ctx.rows(APP, "products") if p.get("seller_id") == seller["seller_id"]
+        )
+
+
+def write_product_review(ctx: ToolContext, args: WriteReviewArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    product = next((p for p in ctx.rows(APP, "products") if p["product_id"] == args.product_id), None)
+    if product is None:
+        raise ToolFailed(
+            f"The ProductReview object is linked to a non-existent object via product_id={args.product_id}."
+        )
+    reviews = ctx.rows(APP, "reviews")
+    if any(r.get("product_id") == args.product_id and r.get("user_id") == user["user_id"] for r in reviews):
+        raise Conflict("ProductReview with this product_id and user_id already exists.")
+    review_id = ctx.new_id(APP, "reviews")
+    reviews.append(
+        {
+            "review_id": review_id,
+            "product_id": args.product_id,
+            "user_id": user["user_id"],
+            "is_verified": _bought(ctx, user, args.product_id),
+            "rating": args.rating,
+            "title": args.title,
+            "text": args.text,
+            "created_at": ctx.timestamp(),
+        }
+    )
+    _rerate(ctx, product)
+    return {"message": "Added a new product review.", "product_review_id": review_id}
+
+
+class QuestionsArgs(PageArgs):
+    product_id: int = id_field("The product whose questions to show.")
+    query: str = Field(default="", description="Words to look for in the questions.")
+    user_email: str | None = Field(
+        default=None, pattern=EMAIL_PATTERN, description="Only this asker's questions."
+    )
+    sort_by: str | None = Field(default=None, description="+created_at or -created_at.")
+
+
+def show_product_questions(ctx: ToolContext, args: QuestionsArgs) -> list[JsonObject]:
+    ctx.find(APP, "products", args.product_id, "product")
+    user_id = _check_email(ctx, args.user_email)
+    rows = [
+        q
+        for q in ctx.rows(APP, "questions")
+        if q.get("product_id") == args.product_id and (user_id is None or q.get("user_id") == user_id)
+    ]
+    found = _retrieve(rows, args, lambda q: str(q.get("question", "")), ("created_at",))
+    return [
+        {
+            "product_id": q["product_id"],
+            "question_id": q["question_id"],
+            "question": q.get("question"),
+            "created_at": q.get("created_at"),
+            "user": _poster(ctx, q),
+        }
+        for q in found
+    ]
+
+
+class WriteQuestionArgs(AuthArgs):
+    product_id: int = id_field("The product to ask about.")
+    question: str = Field(min_length=1, description="Your question.")
+
+
+def write_product_question(ctx: ToolContext, args: WriteQuestionArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    ctx.find(APP, "products", args.product_id, "product")
+    questions = ctx.rows(APP, "questions")
+    if any(
+        q.get("product_id") == args.product_id
+        and q.get("user_id") == user["user_id"]
+        and q.get("question") == args.question
+        for q in questions
+    ):
+        raise Conflict("ProductQuestion with this product_id, user_id and question already exists.")
+    question_id = ctx.new_id(APP, "questions")
+    questions.append(
+        {
+            "question_id": question_id,
+            "product_id": args.product_id,
+            "user_id": user["user_id"],
+            "question": args.question,
+            "created_at": ctx.timestamp(),
+        }
+    )
+    return {"message": "Posted a new product question.", "question_id": question_id}
+
+
+class AnswersArgs(PageArgs):
+    question_id: int = id_field("The question whose answers to show.")
+    query: str = Field(default="", description="Words to look for in the answers.")
+    user_email: str | None = Field(
+        default=None, pattern=EMAIL_PATTERN, description="Only this answerer's answers."
+    )
+    is_verified: bool | None = Field(default=None, description="Only answers by (or not by) verified buyers.")
+    sort_by: str | None = Field(default=None, description="+created_at or -created_at.")
+
+
+def show_product_question_answers(ctx: ToolContext, args: AnswersArgs) -> list[JsonObject]:
+    question = ctx.find(APP, "questions", args.question_id, "question")
+    ctx.find(APP, "products", question.get("product_id"), "product")
+    user_id = _check_email(ctx, args.user_email)
+    rows = [
+        a
+        for a in ctx.rows(APP, "question_answers")
+        if a.get("question_id") == args.question_id
+        and (user_id is None or a.get("user_id") == user_id)
+        and (args.is_verified is None or bool(a.get("is_verified")) == args.is_verified)
+    ]
+    found = _retrieve(rows, args, lambda a: str(a.get("answer", "")), ("created_at",))
+    return [
+        {
+            "question_answer_id": a["question_answer_id"],
+            "question_id": a["question_id"],
+            "is_verified": bool(a.get("is_verified", False)),
+            "answer": a.get("answer"),
+            "created_at": a.get("created_at"),
+            "user": _poster(ctx, a),
+        }
+        for a in found
+    ]
+
+
+# ---------------------------------------------------------------- cart and wish list
+
+
+def _entry(ctx: ToolContext, collection: str, user: dict[str, Any], product_id: int) -> dict[str, Any] | None:
+    return next((e for e in _mine(ctx, collection, user) if e.get("product_id") == product_id), None)
+
+
+def _add_entry(
+    ctx: ToolContext, collection: str, user: dict[str, Any], product_id: int, quantity: int
+) -> None:
+    """Add ``quantity`` to the user's entry of ``product_id`` (a new entry when there is none)."""
+    entry = _entry(ctx, collection, user, product_id)
+    if entry is not None:
+        entry["quantity"] = int(entry.get("quantity", 0)) + quantity
+        return
+    record: dict[str, Any] = {
+        f"{collection[:-1]}_id": ctx.new_id(APP, collection),
+        "user_id": user["user_id"],
+    }
+    record |= {"product_id": product_id, "quantity": quantity}
+    if collection == "cart_items":
+        record["gift_wrap_quantity"] = 0
+    ctx.rows(APP, collection).append(record)
+
+
+def _remove(ctx: ToolContext, collection: str, entry: dict[str, Any]) -> None:
+    rows = ctx.rows(APP, collection)
+    rows[:] = [r for r in rows if r is not entry]
+
+
+def _clear(ctx: ToolContext, collection: str, user: dict[str, Any]) -> None:
+    rows = ctx.rows(APP, collection)
+    rows[:] = [r for r in rows if r.get("user_id") != user["user_id"]]
+
+
+def _inventory(product: dict[str, Any]) -> int:
+    return int(product.get("inventory_quantity", 0) or 0)
+
+
+def _check_inventory(product: dict[str, Any], quantity: int) -> None:
+    if quantity > _inventory(product):
+        raise ToolFailed(f"The inventory doesn't have {quantity} item/s available at this time.")
+
+
+def show_cart(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    items = []
+    base_cost = 0.0
+    gift_wrap = 0.0
+    for entry in _mine(ctx, "cart_items", user):
+        product = ctx.find(APP, "products", entry["product_id"], "product")
+        price = float(product.get("price", 0.0))
+        items.append(
+            {
+                "product_id": product["product_id"],
+                "product_name": product.get("name"),
+                "delivery_days": product.get("delivery_days"),
+                "quantity": entry["quantity"],
+                "price": price,
+                "gift_wrap_quantity": int(entry.get("gift_wrap_quantity", 0)),
+            }
+        )
+        base_cost += entry["quantity"] * price
+        gift_wrap += int(entry.get("gift_wrap_quantity", 0)) * GIFT_WRAP_FEE
+    base_cost, gift_wrap = money(base_cost), money(gift_wrap)
+    delivery = 0.0 if _is_prime(ctx, user) else DELIVERY_FEE
+    tax = money(base_cost * TAX_PERCENT / 100)
+    return {
+        "delivery_fee": delivery,
+        "base_cost": base_cost,
+        "tax": tax,
+        "gift_wrap_fee": gift_wrap,
+        "discount": 0.0,
+        "total_cost": max(money(base_cost + gift_wrap + delivery + tax), 0.0),
+        "promo_code": None,
+        "promo_valid": False,
+        "cart_items": items,
+    }
+
+
+class AddToCartArgs(AuthArgs):
+    product_id: int = id_field("The product to add.")
+    quantity: int = Field(default=1, ge=1, description="How many to add to what the cart already holds.")
+    clear_cart_first: bool = Field(default=False, description="Empty the cart before adding.")
+
+
+def add_product_to_cart(ctx: ToolContext, args: AddToCartArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    product = ctx.find(APP, "products", args.product_id, "product")
+    _check_inventory(product, args.quantity)
+    if args.clear_cart_first:
+        _clear(ctx, "cart_items", user)
+    _add_entry(ctx, "cart_items", user, args.product_id, args.quantity)
+    return {"message": "Product/s added to the cart."}
+
+
+class CartQuantityArgs(AuthArgs):
+    product_id: int = id_field("The product in the cart.")
+    quantity: int = Field(ge=0, description="The new quantity (0 removes the product).")
+
+
+def update_product_quantity_in_cart(ctx: ToolContext, args: CartQuantityArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    product = ctx.find(APP, "products", args.product_id, "product")
+    entry = _entry(ctx, "cart_items", user, args.product_id)
+    if entry is None:
+        raise ToolFailed("The product is not present in the cart.")
+    _check_inventory(product, args.quantity)
+    if args.quantity > 0:
+        entry["quantity"] = args.quantity
+    else:
+        _remove(ctx, "cart_items", entry)
+    return {"message": "Updated the quantity of the product in the cart."}
+
+
+class CartProductArgs(AuthArgs):
+    product_id: int = id_field("The product in the cart.")
+
+
+def delete_product_from_cart(ctx: ToolContext, args: CartProductArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    ctx.find(APP, "products", args.product_id, "product")
+    entry = _entry(ctx, "cart_items", user, args.product_id)
+    if entry is None:
+        raise ToolFailed("The product is not present in the cart.")
+    _remove(ctx, "cart_items", entry)
+    return {"message": "Deleted the product from your cart."}
+
+
+def clear_cart(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    _clear(ctx, "cart_items", user)
+    return {"message": "Cleared the items from your cart."}
+
+
+def show_wish_list(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    out = []
+    for entry in _mine(ctx, "wish_list_items", user):
+        product = ctx.find(APP, "products", entry["product_id"], "product")
+        out.append(
+            {
+                "product_id": product["product_id"],
+                "product_name": product.get("name"),
+                "quantity": entry["quantity"],
+                "price": product.get("price"),
+            }
+        )
+    return out
+
+
+class AddToWishListArgs(AuthArgs):
+    product_id: int = id_field("The product to add.")
+    quantity: int = Field(default=1, ge=1, description="How many to add to what the wish list already holds.")
+    clear_wish_list_first: bool = Field(default=False, description="Empty the wish list before adding.")
+
+
+def add_product_to_wish_list(ctx: ToolContext, args: AddToWishListArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    product = ctx.find(APP, "products", args.product_id, "product")
+    _check_inventory(product, args.quantity)
+    if args.clear_wish_list_first:
+        _clear(ctx, "wish_list_items", user)
+    _add_entry(ctx, "wish_list_items", user, args.product_id, args.quantity)
+    return {"message": "Product/s added to the wish list."}
+
+
+class MoveArgs(AuthArgs):
+    product_id: int = id_field("The product to move.")
+    quantity: int = Field(default=1, ge=1, description="How many to move.")
+
+
+def _move(ctx: ToolContext, args: MoveArgs, *, to_wish_list: bool) -> JsonObject:
+    source, target = ("cart_items", "wish_list_items") if to_wish_list else ("wish_list_items", "cart_items")
+    where, there = ("cart", "wish list") if to_wish_list else ("wish list", "cart")
+    user = ctx.user(APP, args.access_token)
+    ctx.find(APP, "products", args.product_id, "product")
+    entry = _entry(ctx, source, user, args.product_id)
+    if entry is None:
+        raise ToolFailed(f"The product is not available in the {where}.")
+    held = int(entry.get("quantity", 0))
+    if args.quantity > held:
+        raise ToolFailed(
+            f"The {where} only has {held} of this product, so can't move {args.quantity} to wish list."
+        )
+    if held == args.quantity:
+        _remove(ctx, source, entry)
+    else:
+        entry["quantity"] = held - args.quantity
+    _add_entry(ctx, target, user, args.product_id, args.quantity)
+    return {"message": f"{args.quantity} product/s moved from the {where} to the {there}."}
+
+
+def move_product_from_cart_to_wish_list(ctx: ToolContext, args: MoveArgs) -> JsonObject:
+    return _move(ctx, args, to_wish_list=True)
+
+
+def move_product_from_wish_list_to_cart(ctx: ToolContext, args: MoveArgs) -> JsonObject:
+    return _move(ctx, args, to_wish_list=False)
+
+
+# ---------------------------------------------------------------- cards and addresses
+
+_CARD_FIELDS = (
+    "payment_card_id",
+    "card_name",
+    "owner_name",
+    "card_number",
+    "expiry_year",
+    "expiry_month",
+    "cvv_number",
+)
+_ADDRESS_FIELDS = ("address_id", "name", "street_address", "city", "state", "country", "zip_code")
+
+
+def show_payment_cards(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    return [{f: c.get(f) for f in _CARD_FIELDS} for c in _mine(ctx, "payment_cards", user)]
+
+
+class PaymentCardArgs(AuthArgs):
+    payment_card_id: int = id_field("The payment card's id.")
+
+
+def show_payment_card(ctx: ToolContext, args: PaymentCardArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    card = _owned(ctx, "payment_cards", args.payment_card_id, "payment card", user)
+    return {f: card.get(f) for f in _CARD_FIELDS}
+
+
+def show_addresses(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    return [{f: a.get(f) for f in _ADDRESS_FIELDS} for a in _mine(ctx, "addresses", user)]
+
+
+class AddAddressArgs(AuthArgs):
+    name: str = Field(min_length=1, description="A name for the address, e.g. Home or Work.")
+    street_address: str = Field(min_length=1, description="The street line.")
+    city: str = Field(min_length=1, description="The city.")
+    state: str = Field(min_length=1, description="The state.")
+    country: str = Field(min_length=1, description="The country.")
+    zip_code: int = Field(ge=10000, lt=100000, description="The 5-digit zip code.")
+
+
+def add_address(ctx: ToolContext, args: AddAddressArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    if any(a.get("name") == args.name for a in _mine(ctx, "addresses", user)):
+        raise Conflict("Address with this user_id and name already exists.")
+    address_id = ctx.new_id(APP, "addresses")
+    ctx.rows(APP, "addresses").append(
+        {
+            "address_id": address_id,
+            "user_id": user["user_id"],
+            "name": args.name,
+            "street_address": args.street_address,
+            "city": args.city,
+            "state": args.state,
+            "country": args.country,
+            "zip_code": args.zip_code,
+        }
+    )
+    return {"message": "Added address to your account.", "address_id": address_id}
+
+
+# ---------------------------------------------------------------- orders
+
+
+def _order_view(ctx: ToolContext, order: dict[str, Any]) -> JsonObject:
+    items = [
+        {
+            "product_id": i.get("product_id"),
+            "ordered_quantity": i.get("ordered_quantity"),
+            "returned_quantity": i.get("returned_quantity", 0),
+            "gift_wrap_quantity": i.get("gift_wrap_quantity", 0),
+            "price": i.get("price"),
+            "expected_delivery_at": i.get("expected_delivery_at"),
+            "delivered_at": i.get("delivered_at"),
+        }
+        for i in order.get("order_items", [])
+    ]
+    names = []
+    for item in items:
+        product = next((p for p in ctx.rows(APP, "products") if p["product_id"] == item["product_id"]), {})
+        kind = str(product.get("product_type", "item"))
+        quantity = int(item["ordered_quantity"] or 0)
+        names.append(f"{quantity} {_singular(kind) if quantity == 1 else _plural(kind)}")
+    fees = [order.get(f, 0.0) or 0.0 for f in ("delivery_fee", "tax", "gift_wrap_fee")]
+    paid = sum(float(i["price"] or 0.0) * int(i["ordered_quantity"] or 0) for i in items) + sum(fees)
+    return {
+        "order_id": order["order_id"],
+        "address_id": order.get("address_id"),
+        "payment_card_id": order.get("payment_card_id"),
+        "name": ", ".join(names),
+        "tax": order.get("tax", 0.0),
+        "delivery_fee": order.get("delivery_fee", 0.0),
+        "gift_wrap_fee": order.get("gift_wrap_fee", 0.0),
+        "discount": order.get("discount", 0.0),
+        "created_at": order.get("created_at"),
+        "address_text": order.get("address_text"),
+        "payment_card_digits": order.get("payment_card_digits"),
+        "paid_amount": max(money(paid - float(order.get("discount", 0.0) or 0.0)), 0.0),
+        "order_items": items,
+    }
+
+
+class OrdersArgs(AuthPageArgs):
+    query: str = Field(default="", description="Words to look for in the ordered products' names and types.")
+    sort_by: str | None = Field(
+        default=None,
+        description="+field or -field, field one of paid_amount, created_at (default -created_at).",
+    )
+
+
+def show_orders(ctx: ToolContext, args: OrdersArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    views = [_order_view(ctx, o) for o in _mine(ctx, "orders", user)]
+    products = {p["product_id"]: p for p in ctx.rows(APP, "products")}
+
+    def text(view: dict[str, Any]) -> str:
+        found = [products.get(i["product_id"], {}) for i in view["order_items"]]
+        return " ".join(f"{p.get('name', '')} {p.get('product_type', '')}" for p in found)
+
+    return _retrieve(views, args, text, ("paid_amount", "created_at"), default_sort="-created_at")
+
+
+class OrderArgs(AuthArgs):
+    order_id: int = id_field("The order's id.")
+
+
 def show_order(ctx: ToolContext, args: OrderArgs) -> JsonObject:
-    return dict(ctx.find(APP, "orders", args.order_id, "order"))
+    user = ctx.user(APP, args.access_token)
+    return _order_view(ctx, _owned(ctx, "orders", args.order_id, "order", user))
 
 
-def show_orders(ctx: ToolContext, args: NoArgs) -> JsonObject:
-    orders = ctx.rows(APP, "orders")
-    return {"orders": [pick(o, "order_id", "total", "status", "placed_at") for o in orders]}
+class PlaceOrderArgs(AuthArgs):
+    payment_card_id: int = id_field("The payment card to pay with.")
+    address_id: int = id_field("The address to ship to.")
 
+
+def _delivery_time(ctx: ToolContext, days: int) -> str:
+    start = datetime.strptime(ctx.timestamp(), TIME_FORMAT) + timedelta(days=days)
+    return start.replace(hour=19, minute=0, second=0).strftime(TIME_FORMAT)
+
+
+def place_order(ctx: ToolContext, args: PlaceOrderArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    card = _owned(ctx, "payment_cards", args.payment_card_id, "payment card", user)
+    address = _owned(ctx, "addresses", args.address_id, "address", user)
+    entries = _mine(ctx, "cart_items", user)
+    if not entries:
+        raise ToolFailed("The cart is empty, so can't place the order.")
+    lines: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for entry in entries:
+        product = next((p for p in ctx.rows(APP, "products") if p["product_id"] == entry["product_id"]), None)
+        if product is None:
+            raise ToolFailed(
+                f"Product with ID {entry['product_id']} is no longer available. "
+                "Please remove it from your cart first to place the order."
+            )
+        if int(entry["quantity"]) > _inventory(product):
+            raise ToolFailed(
+                f"Product {product.get('name')} only has {_inventory(product)} quantity in the inventory. "
+                "Cannot place the order. Please update the quantity in the cart."
+            )
+        lines.append((entry, product))
+    base_cost = money(sum(int(e["quantity"]) * float(p.get("price", 0.0)) for e, p in lines))
+    gift_wrap = money(sum(int(e.get("gift_wrap_quantity", 0)) * GIFT_WRAP_FEE for e, _ in lines))
+    delivery = 0.0 if _is_prime(ctx, user) else DELIVERY_FEE
+    tax = money(base_cost * TAX_PERCENT / 100)
+    due = max(money(base_cost + gift_wrap + tax + delivery), 0.0)
+    balance = float(card.get("balance", 0.0) or 0.0)
+    if due > balance:
+        raise ToolFailed("Your payment card doesn't have enough balance to place the order.")
+    card["balance"] = money(balance - due)
+
+    order_id = ctx.new_id(APP, "orders")
+    address_text = "\n".join(
+        str(address.get(f, "")) for f in ("street_address", "city", "state", "country", "zip_code")
+    )
+    ctx.rows(APP, "orders").append(
+        {
+            "order_id": order_id,
+            "user_id": user["user_id"],
+            "address_id": args.address_id,
+            "payment_card_id": args.payment_card_id,
+            "tax": tax,
+            "delivery_fee": delivery,
+            "gift_wrap_fee": gift_wrap,
+            "discount": 0.0,
+            "created_at": ctx.timestamp(),
+            "address_text": address_text,
+            "payment_card_digits": str(card.get("card_number", ""))[-4:],
+            "order_items": [
+                {
+                    "product_id": p["product_id"],
+                    "ordered_quantity": int(e["quantity"]),
+                    "returned_quantity": 0,
+                    "gift_wrap_quantity": int(e.get("gift_wrap_quantity", 0)),
+                    "price": float(p.get("price", 0.0)),
+                    "expected_delivery_at": _delivery_time(ctx, int(p.get("delivery_days", 1) or 1)),
+                    "delivered_at": None,
+                }
+                for e, p in lines
+            ],
+        }
+    )
+    for entry, product in lines:
+        product["inventory_quantity"] = _inventory(product) - int(entry["quantity"])
+    _clear(ctx, "cart_items", user)
+    _confirm(ctx, user, order_id, lines)
+    return {
+        "message": f"Successfully placed the order. Debitted total amount of {due} from your card.",
+        "order_id": order_id,
+    }
+
+
+def _confirm(
+    ctx: ToolContext, user: dict[str, Any], order_id: int, lines: list[tuple[dict[str, Any], dict[str, Any]]]
+) -> None:
+    """Mail the order confirmation to the user's gmail account (nothing when either side has no
+    gmail account)."""
+    from world.episodes.apps.gmail import deliver_email  # gmail may import this module
+
+    name = f"{user.get('first_name', '')} {user.get('last_name', '')}".strip()
+    items = "\n".join(f"- {e['quantity']} quantity of {p.get('name')}" for e, p in lines)
+    body = (
+        f"Hi {name},\n\nWe have received your order #{order_id} and it is on its way.\n\n"
+        f"Items:\n{items}\n\nThe receipt is attached.\n\nAmazon"
+    )
+    deliver_email(
+        ctx,
+        sender=NOTIFIER,
+        recipients=[str(user.get("email"))],
+        subject="Amazon Order Confirmation",
+        body=body,
+        attachment_names=[f"order_{order_id}.txt"],
+    )
+
+
+# ---------------------------------------------------------------- the tools
 
 TOOLS: tuple[EpisodeTool[Any], ...] = (
-    app_tool(APP, "search_products", "Search the product catalogue.", SearchArgs, search_products),
-    app_tool(APP, "show_product", "Show one product's details.", ProductArgs, show_product),
+    app_tool(APP, "login", "Log in to your amazon account; gives an access token.", LoginArgs, login),
+    logout_tool(APP),
+    app_tool(APP, "show_account", "Your own account details, private ones included.", AuthArgs, show_account),
+    app_tool(APP, "show_profile", "A user's public profile, by email.", ProfileArgs, show_profile),
+    app_tool(APP, "show_product", "One product's details, by id.", ProductArgs, show_product),
+    app_tool(
+        APP,
+        "search_products",
+        "Search the catalogue; optional filters by type, color, size, price, ratings and seller.",
+        SearchProductsArgs,
+        search_products,
+    ),
+    app_tool(APP, "search_sellers", "Search sellers by name.", SearchArgs, search_sellers),
+    app_tool(APP, "show_seller", "One seller's details, by id.", SellerArgs, show_seller),
+    app_tool(
+        APP,
+        "search_product_types",
+        "Search the product types in the catalogue.",
+        ProductTypesArgs,
+        search_product_types,
+    ),
+    app_tool(
+        APP,
+        "show_product_feature_choices",
+        "The colors, relative sizes and sellers found among products of a type (or all products).",
+        FeatureChoicesArgs,
+        show_product_feature_choices,
+    ),
+    app_tool(
+        APP,
+        "show_product_reviews",
+        "List a product's reviews, with filters.",
+        ReviewsArgs,
+        show_product_reviews,
+    ),
+    app_tool(
+        APP,
+        "write_product_review",
+        "Review a product (once per product).",
+        WriteReviewArgs,
+        write_product_review,
+    ),
+    app_tool(
+        APP,
+        "show_product_questions",
+        "List questions asked about a product.",
+        QuestionsArgs,
+        show_product_questions,
+    ),
+    app_tool(
+        APP,
+        "write_product_question",
+        "Ask a question about a product.",
+        WriteQuestionArgs,
+        write_product_question,
+    ),
+    app_tool(
+        APP,
+        "show_product_question_answers",
+        "List the answers to a product question.",
+        AnswersArgs,
+        show_product_question_answers,
+    ),
+    app_tool(APP, "show_cart", "Your cart: its items and the costs of ordering it.", AuthArgs, show_cart),
     app_tool(
         APP,
         "add_product_to_cart",
-        "Add a quantity of a product to the cart.",
+        "Add a quantity of a product to your cart.",
         AddToCartArgs,
         add_product_to_cart,
     ),
     app_tool(
         APP,
-        "remove_product_from_cart",
-        "Remove a product from the cart.",
-        ProductArgs,
-        remove_product_from_cart,
+        "update_product_quantity_in_cart",
+        "Set the quantity of a product in your cart (0 removes it).",
+        CartQuantityArgs,
+        update_product_quantity_in_cart,
     ),
-    app_tool(APP, "show_cart", "Show the cart and its total.", NoArgs, show_cart),
-    app_tool(APP, "show_payment_cards", "List the saved payment cards.", NoArgs, show_payment_cards),
-    app_tool(APP, "show_addresses", "List the saved addresses.", NoArgs, show_addresses),
     app_tool(
-        APP, "place_order", "Order the whole cart with a saved card and address.", PlaceOrderArgs, place_order
+        APP,
+        "delete_product_from_cart",
+        "Remove a product from your cart.",
+        CartProductArgs,
+        delete_product_from_cart,
     ),
-    app_tool(APP, "show_order", "Show one order: its items and quantities.", OrderArgs, show_order),
-    app_tool(APP, "show_orders", "List past orders.", NoArgs, show_orders),
+    app_tool(APP, "clear_cart", "Empty your cart.", AuthArgs, clear_cart),
+    app_tool(APP, "show_wish_list", "The products in your wish list.", AuthArgs, show_wish_list),
+    app_tool(
+        APP,
+        "add_product_to_wish_list",
+        "Add a quantity of a product to your wish list.",
+        AddToWishListArgs,
+        add_product_to_wish_list,
+    ),
+    app_tool(
+        APP,
+        "move_product_from_cart_to_wish_list",
+        "Move a quantity of a product from your cart to your wish list.",
+        MoveArgs,
+        move_product_from_cart_to_wish_list,
+    ),
+    app_tool(
+        APP,
+        "move_product_from_wish_list_to_cart",
+        "Move a quantity of a product from your wish list to your cart.",
+        MoveArgs,
+        move_product_from_wish_list_to_cart,
+    ),
+    app_tool(APP, "show_payment_cards", "Your saved payment cards.", AuthArgs, show_payment_cards),
+    app_tool(
+        APP, "show_payment_card", "One of your payment cards, by id.", PaymentCardArgs, show_payment_card
+    ),
+    app_tool(APP, "show_addresses", "Your saved addresses.", AuthArgs, show_addresses),
+    app_tool(APP, "add_address", "Save a new address.", AddAddressArgs, add_address),
+    app_tool(
+        APP,
+        "place_order",
+        "Order everything in your cart, paid with one of your cards and shipped to one of your addresses.",
+        PlaceOrderArgs,
+        place_order,
+    ),
+    app_tool(APP, "show_orders", "List or search your past orders (newest first).", OrdersArgs, show_orders),
+    app_tool(APP, "show_order", "One of your orders, by id.", OrderArgs, show_order),
 )

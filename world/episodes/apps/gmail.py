@@ -1,191 +1,1141 @@
-"""The ``gmail`` app: one mailbox with an inbox, sent mail and drafts.
+"""The ``gmail`` app: mail between the world's people, kept per user as email threads.
 
-Records (``apps["gmail"]``):
+Records (``apps["gmail"]``; addresses are the users' ``email``; times AppWorld's
+``YYYY-MM-DDTHH:MM:SS``):
 
-- ``account``: ``{name, email}`` (the user; the sender of what the assistant sends).
-- ``emails``: ``{email_id, folder: "inbox"|"sent"|"drafts", sender, to: [addresses],
-  cc: [addresses], subject, body, sent_at, in_reply_to}`` (``sent_at`` in virtual minutes, negative
-  for mail that arrived before the episode; ``in_reply_to``: an ``email_id`` or null).
+- ``users``: the accounts (``seed`` makes them from the people).
+- ``emails``: ``{email_id, sender: address, recipients: [addresses], subject, body,
+  attachments: [{id, file_name}], response_to_email_id, created_at}``: one record per mail, shared
+  by everyone it went to (attachments are file names only, with an id).
+- ``email_threads``: ``{email_thread_id, user_id, email_ids, draft_ids, incoming, outgoing, read,
+  label, starred, archived, spam, created_at, updated_at, subject, participants: [{name, email}]}``:
+  one user's view of a conversation. Every participant has their own thread; the threads of one
+  conversation share emails. ``incoming`` (the user received a mail of it), ``outgoing`` (sent
+  one), ``draft_ids``, ``subject`` (the first mail's) and ``participants`` follow from the emails
+  and drafts: they are written on every change and recomputed when shown, so a seed may leave
+  them out.
+- ``drafts``: ``{draft_id, user_id, recipients: [addresses], subject, body, attachments,
+  belongs_to_email_thread_id, response_to_email_id, scheduled_send_at, created_at, updated_at}``.
 
-Tools (``mcp_appworld_gmail__<api>``): ``send_email(to, subject, body, cc?)`` -> ``{email_id,
-sent: true}`` (``to``/``cc``: one address or a list; each must look like an address),
-``reply_to_email(email_id, body)`` (to the original sender, subject ``Re: ...``),
-``create_draft(to, subject, body)``, ``search_emails(query)`` (subject, body, sender, recipients;
-every folder), ``show_email(email_id)``, ``show_inbox()`` (newest first).
+Tools (``mcp_appworld_gmail__<api>``, AppWorld's parameters): ``login``, ``logout``, ``signup``,
+``search_users``, ``send_email`` (the sender's thread is outgoing and read, each recipient gets an
+incoming unread thread; an unknown recipient is refused), ``reply_to_email`` (joins the
+conversation's threads; to the mail's sender unless ``email_addresses`` is given),
+``forward_email_thread`` (a new conversation, or a draft with ``draft_not_send``),
+``create_draft``, ``update_draft``, ``show_drafts``, ``show_draft``, ``send_email_from_draft``,
+``show_inbox_threads``, ``show_outbox_threads``, ``show_thread``, ``show_email``,
+``show_category_sizes``, ``label_thread``, ``unlabel_thread``, ``mark_thread_read``,
+``mark_thread_unread``, ``mark_thread_archived``, ``mark_thread_starred``.
+
+Attachments need AppWorld's file_system app, which is not served here: a call with
+``attachment_file_paths`` is refused. Other apps send mail with ``deliver_email`` (amazon's order
+confirmation). Scheduled drafts are kept, never sent by themselves.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
-    Args,
+    USERS,
+    AppArgs,
+    AuthArgs,
+    AuthPageArgs,
     EpisodeTool,
-    NoArgs,
+    PageArgs,
     ToolContext,
+    ToolFailed,
+    ToolInvalid,
     app_tool,
     id_field,
-    pick,
-    rows_of,
-    search,
+    login_tool,
+    logout_tool,
+    match_score,
+    page,
+    person,
 )
+from world.episodes.apps.state import allocate_id
 
 APP = "gmail"
-_ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+MIN_DATE = "1500-01-01"
+MAX_DATE = "3000-01-01"
+NO_SUBJECT = "(no subject)"
+_THREAD_SORTS = ("created_at", "updated_at")
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-def _addresses(value: Any) -> list[str]:
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-        raise ValueError("give an email address or a list of them")
-    out = [v.strip() for v in items if v.strip()]
-    bad = [v for v in out if not _ADDRESS.match(v)]
-    if bad:
-        raise ValueError(f"not an email address: {', '.join(bad)}")
-    return out
+def _email_address(value: str) -> str:
+    value = value.strip()
+    if not _EMAIL_RE.match(value):
+        raise ValueError("value is not a valid email address")
+    return value
 
 
-Addresses = Annotated[list[str], BeforeValidator(_addresses)]
+EmailAddress = Annotated[str, AfterValidator(_email_address)]
 
 
-USER_EMAIL = "alex.morgan@example.com"
-_INBOX_FIELDS = ("email_id", "sender", "subject", "body", "sent_at")
-_INBOX = (
-    (
-        1,
-        "priya.shah@example.com",
-        "Quarterly budget review",
-        "Hi Alex, can you send me the updated budget figures by Friday? Thanks, Priya",
-        -1440.0,
-    ),
-    (
-        2,
-        "noreply@millbrook-library.example.org",
-        "Your reserved book is ready",
-        "The book you reserved, 'Patterns of Rivers', is ready for pickup until Saturday.",
-        -600.0,
-    ),
-    (
-        3,
-        "sam.lee@example.com",
-        "Team lunch on Thursday",
-        "Shall we book the Thai place for six people at 12:30? Let me know. Sam",
-        -120.0,
-    ),
-)
+class Conflict(ToolFailed):
+    """A record that would duplicate a unique one (AppWorld answers 409)."""
 
-SEED: dict[str, Any] = {
-    "account": {"name": "Alex Morgan", "email": USER_EMAIL},
-    "emails": [
-        {"folder": "inbox", "to": [USER_EMAIL], "cc": [], "in_reply_to": None, **row}
-        for row in rows_of(_INBOX_FIELDS, *_INBOX)
-    ],
-}
-
-_SUMMARY = ("email_id", "folder", "sender", "to", "subject", "sent_at")
+    code = 409
 
 
-class SendEmailArgs(Args):
-    to: Addresses = Field(min_length=1, description="One address or a list of addresses.")
-    subject: str = Field(min_length=1)
-    body: str
-    cc: Addresses = Field(default=[], description="Addresses in copy.")
+# ---------------------------------------------------------------- arguments
 
 
-class DraftArgs(Args):
-    to: Addresses = Field(min_length=1, description="One address or a list of addresses.")
-    subject: str = ""
-    body: str = ""
+class SignupArgs(AppArgs):
+    first_name: str = Field(min_length=1, description="Your first name.")
+    last_name: str = Field(min_length=1, description="Your last name.")
+    email: EmailAddress = Field(description="Your email address.")
+    password: str = Field(min_length=5, description="Your password.")
 
 
-class ReplyArgs(Args):
-    email_id: int = id_field("The email to reply to.")
-    body: str = Field(min_length=1)
+class SearchUsersArgs(PageArgs):
+    query: str = Field(default="", description="Words to look for in names and addresses.")
 
 
-class EmailArgs(Args):
+class ThreadArgs(AuthArgs):
+    email_thread_id: int = id_field("The email thread's id.")
+
+
+class LabelArgs(ThreadArgs):
+    label: str = Field(description="The label to put on the thread.")
+
+
+class EmailArgs(AuthArgs):
     email_id: int = id_field("The email's id.")
 
 
-class QueryArgs(Args):
-    query: str = ""
+class DraftArgs(AuthArgs):
+    draft_id: int = id_field("The draft's id.")
 
 
-def _user(ctx: ToolContext) -> str:
-    account = ctx.app(APP).get("account")
-    return str(account.get("email", "me@example.com")) if isinstance(account, dict) else "me@example.com"
+class ThreadListArgs(AuthPageArgs):
+    query: str = Field(default="", description="Words to look for; matching threads come first.")
+    label: str | None = Field(default=None, description="Only threads with this label.")
+    starred: bool | None = Field(default=None, description="Only starred (true) or unstarred (false).")
+    archived: bool = Field(default=False, description="Archived threads (true) or the others.")
+    spam: bool = Field(default=False, description="Spam threads (true) or the others.")
+    read: bool | None = Field(default=None, description="Only read (true) or unread (false).")
+    attachment: bool | None = Field(default=None, description="Only threads with (or without) attachments.")
+    from_email: EmailAddress | None = Field(
+        default=None, description="Only threads with mail from this address."
+    )
+    to_email: EmailAddress | None = Field(default=None, description="Only threads with mail to this address.")
+    min_created_at: str = Field(default=MIN_DATE, description="Created on or after this day (YYYY-MM-DD).")
+    max_created_at: str = Field(default=MAX_DATE, description="Created on or before this day (YYYY-MM-DD).")
+    sort_by: str | None = Field(
+        default=None,
+        description="+/- created_at or updated_at (default -updated_at when there is no query).",
+    )
 
 
-def _store(
-    ctx: ToolContext, folder: str, *, to: list[str], cc: list[str], subject: str, body: str, reply: Any
-) -> int:
-    email_id = ctx.new_id(APP, "emails")
-    ctx.rows(APP, "emails").append(
-        {
-            "email_id": email_id,
-            "folder": folder,
-            "sender": _user(ctx),
-            "to": to,
-            "cc": cc,
-            "subject": subject,
-            "body": body,
-            "sent_at": ctx.now,
-            "in_reply_to": reply,
-        }
+class SendEmailArgs(AuthArgs):
+    email_addresses: list[str] = Field(description="The recipients' addresses.")
+    subject: str = Field(description="The subject.")
+    body: str = Field(description="The text of the email.")
+    attachment_file_paths: list[str] | None = Field(
+        default=None, description="Files to attach (needs the file_system app, not available here)."
+    )
+    file_system_access_token: str | None = Field(default=None, description="The file_system app's token.")
+
+
+class ReplyArgs(AuthArgs):
+    email_thread_id: int = id_field("The thread of the email replied to.")
+    email_id: int = id_field("The email replied to.")
+    body: str = Field(description="The text of the reply.")
+    email_addresses: list[str] | None = Field(
+        default=None, description="Reply to these addresses instead of the email's sender."
+    )
+    attachment_file_paths: list[str] | None = Field(
+        default=None, description="Files to attach (needs the file_system app, not available here)."
+    )
+    file_system_access_token: str | None = Field(default=None, description="The file_system app's token.")
+
+
+class ForwardThreadArgs(AuthArgs):
+    email_thread_id: int = id_field("The thread to forward.")
+    email_addresses: list[str] = Field(description="The recipients' addresses.")
+    draft_not_send: bool = Field(default=False, description="Save the forward as a draft instead of sending.")
+
+
+class CreateDraftArgs(AuthArgs):
+    recipient_email_addresses: list[str] = Field(description="The recipients' addresses.")
+    body: str = Field(description="The text of the draft.")
+    subject: str | None = Field(
+        default=None, description="The subject; leave it out for a reply (it becomes 'Re: ...')."
+    )
+    belongs_to_email_thread_id: int | None = Field(
+        default=None, description="The thread a reply draft belongs to (with response_to_email_id)."
+    )
+    response_to_email_id: int | None = Field(default=None, description="The email of that thread it answers.")
+    attachment_file_paths: list[str] | None = Field(
+        default=None, description="Files to attach (needs the file_system app, not available here)."
+    )
+    scheduled_send_at: str | None = Field(default=None, description="When to send it, YYYY-MM-DD|HH:MM:SS.")
+    file_system_access_token: str | None = Field(default=None, description="The file_system app's token.")
+
+
+class UpdateDraftArgs(DraftArgs):
+    email_addresses: list[str] | None = Field(default=None, description="New recipients.")
+    subject: str | None = Field(default=None, description="New subject.")
+    body: str | None = Field(default=None, description="New text.")
+    belongs_to_email_thread_id: int | None = Field(default=None, description="New thread it belongs to.")
+    response_to_email_id: int | None = Field(default=None, description="New email it answers.")
+    scheduled_send_at: str | None = Field(
+        default=None, description="New send time, YYYY-MM-DD|HH:MM:SS; the text 'None' unschedules."
+    )
+
+
+class SendDraftArgs(DraftArgs):
+    file_system_access_token: str | None = Field(default=None, description="The file_system app's token.")
+
+
+class ShowDraftsArgs(AuthPageArgs):
+    query: str = Field(default="", description="Words to look for; matching drafts come first.")
+    recipient_email: EmailAddress | None = Field(default=None, description="Only drafts to this address.")
+    attachment: bool | None = Field(default=None, description="Only drafts with (or without) attachments.")
+    scheduled: bool | None = Field(default=None, description="Only scheduled (or unscheduled) drafts.")
+    belongs_to_email_thread_id: int | None = Field(default=None, description="Only drafts of this thread.")
+    response_to_email_id: int | None = Field(default=None, description="Only drafts answering this email.")
+    min_created_at: str = Field(default=MIN_DATE, description="Created on or after this day (YYYY-MM-DD).")
+    max_created_at: str = Field(default=MAX_DATE, description="Created on or before this day (YYYY-MM-DD).")
+    sort_by: str | None = Field(
+        default=None,
+        description="+/- created_at or updated_at (default -updated_at when there is no query).",
+    )
+
+
+# ---------------------------------------------------------------- people and records
+
+
+def _same(a: Any, b: Any) -> bool:
+    return isinstance(a, str) and isinstance(b, str) and a.strip().lower() == b.strip().lower()
+
+
+def _who(ctx: ToolContext, address: str) -> JsonObject:
+    """``{name, email}`` of an address: its gmail account, else the same person in another app."""
+    row = ctx.account(APP, address)
+    if row is None:
+        for data in ctx.state.apps.values():
+            found = next((u for u in data.get(USERS, []) if _same(u.get("email"), address)), None)
+            if found is not None:
+                return {"name": person(found)["name"], "email": address}
+        return {"name": None, "email": address}
+    return person(row)
+
+
+def _owner_address(ctx: ToolContext, user_id: Any) -> str:
+    row = next((u for u in ctx.rows(APP, USERS) if u.get("user_id") == user_id), None)
+    return str(row.get("email", "")) if row is not None else ""
+
+
+def _emails_by_id(ctx: ToolContext) -> dict[Any, dict[str, Any]]:
+    return {e.get("email_id"): e for e in ctx.rows(APP, "emails")}
+
+
+def _thread_emails(ctx: ToolContext, thread: dict[str, Any]) -> list[dict[str, Any]]:
+    by_id = _emails_by_id(ctx)
+    return [by_id[i] for i in thread.get("email_ids", []) if i in by_id]
+
+
+def _attachments(record: dict[str, Any]) -> list[JsonObject]:
+    out: list[JsonObject] = []
+    for item in record.get("attachments") or []:
+        if isinstance(item, dict):
+            out.append({"id": item.get("id"), "file_name": item.get("file_name")})
+        else:
+            out.append({"id": None, "file_name": str(item)})
+    return out
+
+
+def _recipients(record: dict[str, Any]) -> list[str]:
+    return [str(r) for r in record.get("recipients") or []]
+
+
+def _is_party(user: dict[str, Any], email: dict[str, Any]) -> bool:
+    address = user.get("email")
+    return _same(email.get("sender"), address) or any(_same(r, address) for r in _recipients(email))
+
+
+def _derived(ctx: ToolContext, thread: dict[str, Any]) -> dict[str, Any]:
+    """What a thread's emails and drafts say about it (AppWorld computes these, too)."""
+    owner = _owner_address(ctx, thread.get("user_id"))
+    emails = _thread_emails(ctx, thread)
+    participants: list[JsonObject] = []
+    seen: set[str] = set()
+    for address in [r for e in emails for r in _recipients(e)] + [str(e.get("sender", "")) for e in emails]:
+        if address and address.lower() not in seen:
+            seen.add(address.lower())
+            participants.append(_who(ctx, address))
+    drafts = [
+        d["draft_id"]
+        for d in ctx.rows(APP, "drafts")
+        if d.get("belongs_to_email_thread_id") == thread.get("email_thread_id")
+    ]
+    return {
+        "incoming": any(any(_same(r, owner) for r in _recipients(e)) for e in emails),
+        "outgoing": any(_same(e.get("sender"), owner) for e in emails),
+        "draft_ids": drafts,
+        "subject": emails[0].get("subject") if emails else thread.get("subject"),
+        "participants": participants,
+    }
+
+
+def _sync(ctx: ToolContext, thread: dict[str, Any]) -> None:
+    thread.update(_derived(ctx, thread))
+
+
+def _sync_thread_id(ctx: ToolContext, thread_id: Any) -> None:
+    for thread in ctx.rows(APP, "email_threads"):
+        if thread.get("email_thread_id") == thread_id:
+            _sync(ctx, thread)
+
+
+def _has_attachments(ctx: ToolContext, thread: dict[str, Any]) -> bool:
+    return any(e.get("attachments") for e in _thread_emails(ctx, thread))
+
+
+def _thread_summary(ctx: ToolContext, thread: dict[str, Any]) -> JsonObject:
+    derived = _derived(ctx, thread)
+    return {
+        "email_thread_id": thread["email_thread_id"],
+        "email_ids": list(thread.get("email_ids", [])),
+        "draft_ids": derived["draft_ids"],
+        "incoming": derived["incoming"],
+        "outgoing": derived["outgoing"],
+        "read": bool(thread.get("read", False)),
+        "label": thread.get("label"),
+        "starred": bool(thread.get("starred", False)),
+        "archived": bool(thread.get("archived", False)),
+        "spam": bool(thread.get("spam", False)),
+        "created_at": thread.get("created_at"),
+        "updated_at": thread.get("updated_at"),
+        "subject": derived["subject"],
+        "participants": derived["participants"],
+    }
+
+
+def _email_view(ctx: ToolContext, email: dict[str, Any]) -> JsonObject:
+    return {
+        "email_id": email["email_id"],
+        "subject": email.get("subject"),
+        "body": email.get("body"),
+        "response_to_email_id": email.get("response_to_email_id"),
+        "created_at": email.get("created_at"),
+        "sender": _who(ctx, str(email.get("sender", ""))),
+        "recipients": [_who(ctx, r) for r in _recipients(email)],
+        "attachments": _attachments(email),
+    }
+
+
+def _draft_view(ctx: ToolContext, draft: dict[str, Any]) -> JsonObject:
+    return {
+        "draft_id": draft["draft_id"],
+        "subject": draft.get("subject"),
+        "body": draft.get("body"),
+        "belongs_to_email_thread_id": draft.get("belongs_to_email_thread_id"),
+        "response_to_email_id": draft.get("response_to_email_id"),
+        "scheduled_send_at": draft.get("scheduled_send_at"),
+        "created_at": draft.get("created_at"),
+        "updated_at": draft.get("updated_at"),
+        "recipients": [_who(ctx, r) for r in _recipients(draft)],
+        "attachments": _attachments(draft),
+    }
+
+
+def _own(
+    ctx: ToolContext, user: dict[str, Any], collection: str, record_id: int, what: str
+) -> dict[str, Any]:
+    """A record of the caller's: AppWorld's 409 when missing, 422 when someone else's."""
+    row = ctx.find(APP, collection, record_id, what)
+    if row.get("user_id") != user.get("user_id"):
+        raise ToolFailed(f"The given {what} does not belong to you, so you cannot access it.")
+    return row
+
+
+def _account(ctx: ToolContext, address: str) -> dict[str, Any]:
+    return ctx.account_or_fail(APP, address)
+
+
+# ---------------------------------------------------------------- search, filters, pages
+
+
+def _check_sort(sort_by: str | None, valid: Sequence[str]) -> None:
+    if not sort_by:
+        return
+    if sort_by[0] not in "+-":
+        raise ToolFailed("The sort_by parameter must start with + or -.")
+    if sort_by[1:] not in valid:
+        raise ToolFailed(
+            f"If sort_by is passed, it must be one of {', '.join(valid)} and must be prefixed with + or -."
+        )
+
+
+def _sorted(rows: list[JsonObject], sort_by: str) -> list[JsonObject]:
+    name, reverse = sort_by[1:], sort_by[0] == "-"
+    present = [r for r in rows if r.get(name) is not None]
+    absent = [r for r in rows if r.get(name) is None]
+    return sorted(present, key=lambda r: str(r[name]), reverse=reverse) + absent
+
+
+def retrieve(
+    items: Iterable[tuple[JsonObject, str]],
+    query: str,
+    *,
+    sort_by: str | None,
+    default_sort: str | None,
+    page_index: int,
+    page_limit: int,
+) -> list[JsonObject]:
+    """AppWorld's listing: with a query, matches first (then the rest), one page of that, sorted
+    within the page by ``sort_by`` if given; without, sorted by ``sort_by`` (else the default),
+    then paged (None: in the given order). ``items`` are (response record, its search text)."""
+    listed = list(items)
+    if query.strip():
+        scored = sorted(enumerate(listed), key=lambda p: (-match_score(query, p[1][1]), p[0]))
+        rows = page([view for _, (view, _) in scored], page_index, page_limit)
+        return _sorted(rows, sort_by) if sort_by else rows
+    rows = [view for view, _ in listed]
+    order = sort_by or default_sort
+    return page(_sorted(rows, order) if order else rows, page_index, page_limit)
+
+
+def _day(value: str, name: str) -> datetime:
+    for fmt in ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            return datetime.strptime(value, fmt)
+        except ValueError:
+            continue
+    raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD.")
+
+
+def _created_range(low: str, high: str) -> tuple[str | None, str | None]:
+    """The created_at bounds of ``min_created_at``/``max_created_at`` (whole days; None: open)."""
+    low_day, high_day = _day(low, "min_created_at"), _day(high, "max_created_at")
+    return (
+        None if low == MIN_DATE else low_day.strftime("%Y-%m-%dT00:00:00"),
+        None if high == MAX_DATE else high_day.strftime("%Y-%m-%dT23:59:59"),
+    )
+
+
+def _in_range(value: Any, bounds: tuple[str | None, str | None]) -> bool:
+    low, high = bounds
+    if low is None and high is None:
+        return True
+    if not isinstance(value, str):
+        return False
+    stamp = value[:19]
+    return (low is None or stamp >= low) and (high is None or stamp <= high)
+
+
+def _send_time(value: str, name: str) -> str:
+    try:
+        return datetime.strptime(value, "%Y-%m-%d|%H:%M:%S").strftime("%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD|HH:MM:SS.") from None
+
+
+def _no_attachments(paths: list[str] | None) -> None:
+    if paths:
+        raise ToolFailed(
+            "Attachments cannot be sent here: attachment_file_paths need AppWorld's file_system app,"
+            " which this environment does not provide. Send without attachment_file_paths."
+        )
+
+
+# ---------------------------------------------------------------- sending
+
+
+def _new_email(
+    ctx: ToolContext,
+    sender: dict[str, Any],
+    recipients: Sequence[dict[str, Any]],
+    subject: str,
+    body: str,
+    *,
+    response_to: int | None = None,
+    attachments: Sequence[JsonObject] = (),
+) -> dict[str, Any]:
+    email = {
+        "email_id": ctx.new_id(APP, "emails"),
+        "sender": sender["email"],
+        "recipients": [r["email"] for r in recipients],
+        "subject": subject,
+        "body": body,
+        "attachments": [dict(a) for a in attachments],
+        "response_to_email_id": response_to,
+        "created_at": ctx.timestamp(),
+    }
+    ctx.rows(APP, "emails").append(email)
+    return email
+
+
+def _new_thread(ctx: ToolContext, user_id: Any, email_ids: list[int], *, read: bool) -> dict[str, Any]:
+    now = ctx.timestamp()
+    thread: dict[str, Any] = {
+        "email_thread_id": ctx.new_id(APP, "email_threads"),
+        "user_id": user_id,
+        "email_ids": list(email_ids),
+        "read": read,
+        "label": None,
+        "starred": False,
+        "archived": False,
+        "spam": False,
+        "created_at": now,
+        "updated_at": now,
+    }
+    ctx.rows(APP, "email_threads").append(thread)
+    _sync(ctx, thread)
+    return thread
+
+
+def _unique_users(users: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for user in users:
+        if all(u.get("user_id") != user.get("user_id") for u in out):
+            out.append(user)
+    return out
+
+
+def _send_new(
+    ctx: ToolContext,
+    sender: dict[str, Any],
+    recipients: Sequence[dict[str, Any]],
+    subject: str,
+    body: str,
+    *,
+    response_to: int | None = None,
+    attachments: Sequence[JsonObject] = (),
+) -> tuple[int, int]:
+    """A mail that starts a conversation: the email, the sender's thread (read) and an unread
+    thread for each other recipient. Returns (email id, the sender's thread id)."""
+    recipients = _unique_users(recipients)
+    email = _new_email(
+        ctx, sender, recipients, subject, body, response_to=response_to, attachments=attachments
+    )
+    own = _new_thread(ctx, sender["user_id"], [email["email_id"]], read=True)
+    for recipient in recipients:
+        if recipient.get("user_id") != sender.get("user_id"):
+            _new_thread(ctx, recipient["user_id"], [email["email_id"]], read=False)
+    return int(email["email_id"]), int(own["email_thread_id"])
+
+
+def deliver_email(
+    ctx: ToolContext,
+    *,
+    sender: str,
+    recipients: list[str],
+    subject: str,
+    body: str,
+    attachment_names: list[str] | None = None,
+) -> int | None:
+    """Mail from ``sender`` to ``recipients`` as another app sends it (threads on both sides;
+    attachments as file names). The new email's id, or None (and nothing changed) when the
+    sender or a recipient has no gmail account, or there is no recipient."""
+    sender_user = ctx.account(APP, sender)
+    users = [ctx.account(APP, r) for r in recipients]
+    if sender_user is None or not users:
+        return None
+    found = [u for u in users if u is not None]
+    if len(found) != len(users):
+        return None
+    attachments: list[JsonObject] = [
+        {"id": allocate_id(ctx.app(APP), "attachments"), "file_name": name} for name in attachment_names or []
+    ]
+    email_id, _ = _send_new(
+        ctx, sender_user, found, subject.strip() or NO_SUBJECT, body, attachments=attachments
     )
     return email_id
 
 
-def send_email(ctx: ToolContext, args: SendEmailArgs) -> JsonObject:
-    email_id = _store(ctx, "sent", to=args.to, cc=args.cc, subject=args.subject, body=args.body, reply=None)
-    return {"email_id": email_id, "sent": True}
-
-
-def reply_to_email(ctx: ToolContext, args: ReplyArgs) -> JsonObject:
-    original = ctx.find(APP, "emails", args.email_id, "email")
-    subject = str(original.get("subject", ""))
-    subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
-    email_id = _store(
-        ctx,
-        "sent",
-        to=[str(original.get("sender", ""))],
-        cc=[],
-        subject=subject,
-        body=args.body,
-        reply=args.email_id,
+def _reply(
+    ctx: ToolContext,
+    user: dict[str, Any],
+    thread: dict[str, Any],
+    email: dict[str, Any],
+    *,
+    addresses: list[str] | None,
+    subject: str,
+    body: str,
+    attachments: Sequence[JsonObject] = (),
+) -> int:
+    """A mail in an existing conversation: added to the caller's thread and to each recipient's
+    thread of the conversation (a new unread one when they have none). The new email's id."""
+    if addresses is not None and not addresses:
+        raise ToolFailed("If email_addresses is passed, it must be a non-empty list.")
+    if addresses:
+        recipients = _unique_users(_account(ctx, a) for a in dict.fromkeys(addresses))
+    else:
+        recipients = [_account(ctx, str(email.get("sender", "")))]
+    conversation = set(thread.get("email_ids", []))
+    reply = _new_email(
+        ctx, user, recipients, subject, body, response_to=int(email["email_id"]), attachments=attachments
     )
-    return {"email_id": email_id, "sent": True, "to": original.get("sender")}
+    now = ctx.timestamp()
+    thread.setdefault("email_ids", []).append(reply["email_id"])
+    thread["updated_at"] = now
+    _sync(ctx, thread)
+    for recipient in recipients:
+        if recipient.get("user_id") == user.get("user_id"):
+            continue
+        theirs = next(
+            (
+                t
+                for t in ctx.rows(APP, "email_threads")
+                if t.get("user_id") == recipient.get("user_id") and conversation & set(t.get("email_ids", []))
+            ),
+            None,
+        )
+        if theirs is None:
+            _new_thread(ctx, recipient["user_id"], list(thread["email_ids"]), read=False)
+        else:
+            theirs.setdefault("email_ids", []).append(reply["email_id"])
+            theirs["updated_at"] = now
+            _sync(ctx, theirs)
+    return int(reply["email_id"])
 
 
-def create_draft(ctx: ToolContext, args: DraftArgs) -> JsonObject:
-    email_id = _store(ctx, "drafts", to=args.to, cc=[], subject=args.subject, body=args.body, reply=None)
-    return {"email_id": email_id, "draft": True}
+def _check_draft_links(
+    ctx: ToolContext,
+    user: dict[str, Any],
+    *,
+    recipients: list[str],
+    thread_id: int | None,
+    email_id: int | None,
+    scheduled: str | None,
+) -> None:
+    """The rules a draft's thread, answered email and send time must keep."""
+    if scheduled is not None and not recipients:
+        raise ToolFailed("A scheduled draft needs at least one recipient.")
+    if (thread_id is None) != (email_id is None):
+        raise ToolFailed(
+            "Either both belongs_to_email_thread_id and response_to_email_id must be given"
+            " or neither must be given."
+        )
+    if scheduled is not None and scheduled < ctx.timestamp():
+        raise ToolFailed("The scheduled_send_at time must be in the future.")
+    if thread_id is None:
+        return
+    thread = next((t for t in ctx.rows(APP, "email_threads") if t.get("email_thread_id") == thread_id), None)
+    if thread is None:
+        raise ToolFailed(f"No email thread found with ID {thread_id}.")
+    if thread.get("user_id") != user.get("user_id"):
+        raise ToolFailed(f"The email thread with ID {thread_id} is not yours, so a draft cannot go in it.")
+    if email_id not in thread.get("email_ids", []):
+        raise ToolFailed(f"The email with ID {email_id} is not in the email thread with ID {thread_id}.")
+    email = _emails_by_id(ctx).get(email_id)
+    if email is None:
+        raise ToolFailed(f"No email found with ID {email_id}.")
+    if not _is_party(user, email):
+        raise ToolFailed(
+            f"You neither sent nor received the email with ID {email_id}, so a draft cannot answer it."
+        )
 
 
-def search_emails(ctx: ToolContext, args: QueryArgs) -> JsonObject:
-    found = search(ctx.rows(APP, "emails"), args.query, "email_id", "subject", "body", "sender", "to")
-    return {"emails": [pick(e, *_SUMMARY) for e in found]}
+_REPLY_SUBJECT = (
+    "If response_to_email_id is given, subject must be None: a reply draft takes the subject of the email it"
+    " answers, prefixed with 'Re: ' or 'Fwd: '."
+)
+
+
+# ---------------------------------------------------------------- accounts
+
+
+def signup(ctx: ToolContext, args: SignupArgs) -> JsonObject:
+    if ctx.account(APP, args.email) is not None:
+        raise Conflict("User with this email already exists.")
+    # The same person keeps their user id in every app; a new person gets a fresh one.
+    people = [u for data in ctx.state.apps.values() for u in data.get(USERS, [])]
+    mine = {u.get("user_id") for u in ctx.rows(APP, USERS)}
+    known = next((u.get("user_id") for u in people if _same(u.get("email"), args.email)), None)
+    if isinstance(known, int) and known not in mine:
+        user_id = known
+    else:
+        user_id = max((i for u in people if isinstance(i := u.get("user_id"), int)), default=0) + 1
+    ctx.rows(APP, USERS).append(
+        {
+            "user_id": user_id,
+            "first_name": args.first_name,
+            "last_name": args.last_name,
+            "email": args.email,
+            "phone_number": None,
+            "password": args.password,
+            "verified": True,
+            "registered_at": ctx.timestamp(),
+        }
+    )
+    return {"message": "Account created."}
+
+
+def search_users(ctx: ToolContext, args: SearchUsersArgs) -> list[JsonObject]:
+    items = [
+        (
+            {
+                "first_name": u.get("first_name"),
+                "last_name": u.get("last_name"),
+                "email": u.get("email"),
+                "registered_at": u.get("registered_at"),
+            },
+            f"{u.get('first_name', '')} {u.get('last_name', '')} {u.get('email', '')}",
+        )
+        for u in ctx.rows(APP, USERS)
+    ]
+    return retrieve(
+        items,
+        args.query,
+        sort_by=None,
+        default_sort=None,
+        page_index=args.page_index,
+        page_limit=args.page_limit,
+    )
+
+
+# ---------------------------------------------------------------- threads
+
+
+def _threads(ctx: ToolContext, args: ThreadListArgs, direction: str) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    _check_sort(args.sort_by, _THREAD_SORTS)
+    bounds = _created_range(args.min_created_at, args.max_created_at)
+    items: list[tuple[JsonObject, str]] = []
+    for thread in ctx.rows(APP, "email_threads"):
+        if thread.get("user_id") != user.get("user_id"):
+            continue
+        view = _thread_summary(ctx, thread)
+        emails = _thread_emails(ctx, thread)
+        checks = (
+            view[direction] is True,
+            args.label is None or _same(view["label"], args.label),
+            args.starred is None or view["starred"] == args.starred,
+            view["archived"] == args.archived,
+            view["spam"] == args.spam,
+            args.read is None or view["read"] == args.read,
+            args.attachment is None or _has_attachments(ctx, thread) == args.attachment,
+            args.from_email is None or any(_same(e.get("sender"), args.from_email) for e in emails),
+            args.to_email is None or any(_same(r, args.to_email) for e in emails for r in _recipients(e)),
+            _in_range(view["created_at"], bounds),
+        )
+        if all(checks):
+            items.append((view, _thread_text(ctx, emails)))
+    return retrieve(
+        items,
+        args.query,
+        sort_by=args.sort_by,
+        default_sort="-updated_at",
+        page_index=args.page_index,
+        page_limit=args.page_limit,
+    )
+
+
+def _thread_text(ctx: ToolContext, emails: list[dict[str, Any]]) -> str:
+    parts: list[str] = []
+    for email in emails:
+        for who in [_who(ctx, str(email.get("sender", ""))), *(_who(ctx, r) for r in _recipients(email))]:
+            parts += [str(who.get("name") or ""), str(who.get("email") or "")]
+        parts += [str(email.get("subject", "")), str(email.get("body", ""))]
+    return " ".join(parts)
+
+
+def show_inbox_threads(ctx: ToolContext, args: ThreadListArgs) -> list[JsonObject]:
+    return _threads(ctx, args, "incoming")
+
+
+def show_outbox_threads(ctx: ToolContext, args: ThreadListArgs) -> list[JsonObject]:
+    return _threads(ctx, args, "outgoing")
+
+
+def show_thread(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    summary = _thread_summary(ctx, thread)
+    emails = []
+    for email in _thread_emails(ctx, thread):
+        view = _email_view(ctx, email)
+        emails.append(
+            {
+                k: view[k]
+                for k in ("email_id", "subject", "sender", "recipients", "body", "attachments", "created_at")
+            }
+        )
+    drafts = []
+    for draft in ctx.rows(APP, "drafts"):
+        if draft.get("belongs_to_email_thread_id") == thread["email_thread_id"]:
+            view = _draft_view(ctx, draft)
+            view.pop("belongs_to_email_thread_id")
+            drafts.append(view)
+    head = ("email_thread_id", "incoming", "outgoing", "read", "label", "starred", "archived", "spam")
+    return {
+        **{k: summary[k] for k in head},
+        "created_at": summary["created_at"],
+        "updated_at": summary["updated_at"],
+        "emails": emails,
+        "drafts": drafts,
+    }
+
+
+def show_category_sizes(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    mine = [
+        _thread_summary(ctx, t)
+        for t in ctx.rows(APP, "email_threads")
+        if t.get("user_id") == user.get("user_id")
+    ]
+    drafts = [d for d in ctx.rows(APP, "drafts") if d.get("user_id") == user.get("user_id")]
+    current = [t for t in mine if not t["archived"] and not t["spam"]]
+    return {
+        "inbox": sum(1 for t in current if t["incoming"]),
+        "outbox": sum(1 for t in current if t["outgoing"]),
+        "archived": sum(1 for t in mine if t["archived"]),
+        "spam": sum(1 for t in mine if t["spam"]),
+        "unscheduled_drafts": sum(1 for d in drafts if d.get("scheduled_send_at") is None),
+        "scheduled_drafts": sum(1 for d in drafts if d.get("scheduled_send_at") is not None),
+    }
+
+
+def label_thread(ctx: ToolContext, args: LabelArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    thread["label"] = args.label
+    return {"message": "Email thread labeled."}
+
+
+def unlabel_thread(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    thread["label"] = None
+    return {"message": "Email thread unlabelled."}
+
+
+def _flag_tool(api: str, flag: str, value: bool, state: str, description: str) -> EpisodeTool[ThreadArgs]:
+    """``mark_thread_<state>``: set one flag of the caller's thread; refused when already set."""
+
+    def run(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
+        user = ctx.user(APP, args.access_token)
+        thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+        if bool(thread.get(flag, False)) == value:
+            raise ToolFailed(f"This email thread is already marked as {state}.")
+        thread[flag] = value
+        return {"message": f"Email thread marked as {state}."}
+
+    return app_tool(APP, api, description, ThreadArgs, run)
+
+
+# ---------------------------------------------------------------- emails
 
 
 def show_email(ctx: ToolContext, args: EmailArgs) -> JsonObject:
-    return dict(ctx.find(APP, "emails", args.email_id, "email"))
+    user = ctx.user(APP, args.access_token)
+    email = ctx.find(APP, "emails", args.email_id, "email")
+    if not _is_party(user, email):
+        raise ToolFailed(
+            "You are neither sender or recipient of this email, so you are not authorized to view it."
+        )
+    return _email_view(ctx, email)
 
 
-def show_inbox(ctx: ToolContext, args: NoArgs) -> JsonObject:
-    inbox = [e for e in ctx.rows(APP, "emails") if e.get("folder") == "inbox"]
-    inbox.sort(key=lambda e: (-float(e.get("sent_at", 0.0)), -int(e["email_id"])))
-    return {"emails": [pick(e, *_SUMMARY) for e in inbox]}
+def send_email(ctx: ToolContext, args: SendEmailArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    if not args.email_addresses:
+        raise ToolFailed("At least one recipient email address is required.")
+    recipients = [_account(ctx, a) for a in args.email_addresses]
+    _no_attachments(args.attachment_file_paths)
+    email_id, thread_id = _send_new(ctx, user, recipients, args.subject.strip() or NO_SUBJECT, args.body)
+    return {"message": "Sent email.", "sent_email_thread_id": thread_id, "sent_email_id": email_id}
 
+
+def reply_to_email(ctx: ToolContext, args: ReplyArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    email = ctx.find(APP, "emails", args.email_id, "email")
+    if not _is_party(user, email):
+        raise ToolFailed(
+            "You are neither sender or recipient of this email, so you are not authorized to reply to it."
+        )
+    if email["email_id"] not in thread.get("email_ids", []):
+        raise ToolFailed("The specified email does not belong to the specified thread.")
+    if args.email_addresses is not None and not args.email_addresses:
+        raise ToolFailed("If email_addresses is passed, it must be a non-empty list.")
+    for address in args.email_addresses or []:
+        _account(ctx, address)
+    _no_attachments(args.attachment_file_paths)
+    subject = f"Re: {str(email.get('subject', '')).strip() or NO_SUBJECT}"
+    email_id = _reply(
+        ctx, user, thread, email, addresses=args.email_addresses, subject=subject, body=args.body
+    )
+    return {"message": "Reply email sent.", "sent_email_id": email_id}
+
+
+def _forward_text(ctx: ToolContext, emails: list[dict[str, Any]]) -> str:
+    parts = []
+    for email in emails:
+        names = ", ".join(str(a.get("file_name")) for a in _attachments(email))
+        parts.append(
+            f"From: {email.get('sender', '')}\n"
+            f"To: {', '.join(_recipients(email))}\n"
+            f"Subject: {email.get('subject', '')}\n"
+            f"Date: {email.get('created_at', '')}\n"
+            f"Attachments: {names}\n\n"
+            f"{email.get('body', '')}\n"
+        )
+    return "\n---------- Forwarded message ----------\n".join(parts)
+
+
+def forward_email_thread(ctx: ToolContext, args: ForwardThreadArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    if not args.email_addresses:
+        raise ToolFailed("At least one recipient email address is required.")
+    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    recipients = [_account(ctx, a) for a in args.email_addresses]
+    emails = _thread_emails(ctx, thread)
+    if not emails:
+        raise ToolFailed("The email thread has no emails to forward.")
+    first = emails[0]
+    subject = f"Fwd: {str(first.get('subject', '')).strip() or NO_SUBJECT}"
+    body = _forward_text(ctx, emails)
+    if args.draft_not_send:
+        draft_id = _new_draft(
+            ctx,
+            user,
+            [r["email"] for r in _unique_users(recipients)],
+            subject,
+            body,
+            thread_id=args.email_thread_id,
+            email_id=int(first["email_id"]),
+            scheduled=None,
+        )
+        return {
+            "message": "Created a draft to forward the entire email thread.",
+            "sent_email_thread_id": None,
+            "sent_email_id": None,
+            "draft_id": draft_id,
+        }
+    email_id, thread_id = _send_new(ctx, user, recipients, subject, body, response_to=int(first["email_id"]))
+    return {
+        "message": "Forwarded the entire email thread to recipient/s.",
+        "sent_email_thread_id": thread_id,
+        "sent_email_id": email_id,
+        "draft_id": None,
+    }
+
+
+# ---------------------------------------------------------------- drafts
+
+
+def _new_draft(
+    ctx: ToolContext,
+    user: dict[str, Any],
+    recipients: list[str],
+    subject: str,
+    body: str,
+    *,
+    thread_id: int | None,
+    email_id: int | None,
+    scheduled: str | None,
+) -> int:
+    now = ctx.timestamp()
+    draft_id = ctx.new_id(APP, "drafts")
+    ctx.rows(APP, "drafts").append(
+        {
+            "draft_id": draft_id,
+            "user_id": user["user_id"],
+            "recipients": recipients,
+            "subject": subject,
+            "body": body,
+            "attachments": [],
+            "belongs_to_email_thread_id": thread_id,
+            "response_to_email_id": email_id,
+            "scheduled_send_at": scheduled,
+            "created_at": now,
+            "updated_at": now,
+        }
+    )
+    _sync_thread_id(ctx, thread_id)
+    return draft_id
+
+
+def create_draft(ctx: ToolContext, args: CreateDraftArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    recipients = [
+        str(ctx.find_by(APP, USERS, "email", a, "user")["email"]) for a in args.recipient_email_addresses
+    ]
+    scheduled = _send_time(args.scheduled_send_at, "scheduled_send_at") if args.scheduled_send_at else None
+    _no_attachments(args.attachment_file_paths)
+    thread_id, email_id = args.belongs_to_email_thread_id, args.response_to_email_id
+    _check_draft_links(
+        ctx, user, recipients=recipients, thread_id=thread_id, email_id=email_id, scheduled=scheduled
+    )
+    if email_id is not None and args.subject is not None:
+        raise ToolFailed(_REPLY_SUBJECT)
+    subject = args.subject if args.subject is not None else NO_SUBJECT
+    if email_id is not None:
+        subject = f"Re: {ctx.find(APP, 'emails', email_id, 'email').get('subject', '')}"
+    draft_id = _new_draft(
+        ctx, user, recipients, subject, args.body, thread_id=thread_id, email_id=email_id, scheduled=scheduled
+    )
+    return {"message": "Draft created.", "draft_id": draft_id}
+
+
+def update_draft(ctx: ToolContext, args: UpdateDraftArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    draft = _own(ctx, user, "drafts", args.draft_id, "draft")
+    old_thread = draft.get("belongs_to_email_thread_id")
+    if args.email_addresses is not None:
+        draft["recipients"] = [str(_account(ctx, a)["email"]) for a in args.email_addresses]
+    for name in ("subject", "body", "belongs_to_email_thread_id", "response_to_email_id"):
+        value = getattr(args, name)
+        if value is not None:
+            draft[name] = value
+    if args.scheduled_send_at is not None:
+        none = args.scheduled_send_at.strip().lower() == "none"
+        draft["scheduled_send_at"] = None if none else _send_time(args.scheduled_send_at, "scheduled_send_at")
+    _check_draft_links(
+        ctx,
+        user,
+        recipients=_recipients(draft),
+        thread_id=draft.get("belongs_to_email_thread_id"),
+        email_id=draft.get("response_to_email_id"),
+        scheduled=draft.get("scheduled_send_at"),
+    )
+    if args.response_to_email_id is not None and args.subject is not None:
+        raise ToolFailed(_REPLY_SUBJECT)
+    draft["updated_at"] = ctx.timestamp()
+    _sync_thread_id(ctx, old_thread)
+    _sync_thread_id(ctx, draft.get("belongs_to_email_thread_id"))
+    return {"message": "Draft updated."}
+
+
+def show_drafts(ctx: ToolContext, args: ShowDraftsArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    _check_sort(args.sort_by, _THREAD_SORTS)
+    bounds = _created_range(args.min_created_at, args.max_created_at)
+    items: list[tuple[JsonObject, str]] = []
+    for draft in ctx.rows(APP, "drafts"):
+        checks = (
+            draft.get("user_id") == user.get("user_id"),
+            args.belongs_to_email_thread_id is None
+            or draft.get("belongs_to_email_thread_id") == args.belongs_to_email_thread_id,
+            args.response_to_email_id is None
+            or draft.get("response_to_email_id") == args.response_to_email_id,
+            args.recipient_email is None or any(_same(r, args.recipient_email) for r in _recipients(draft)),
+            args.attachment is None or bool(draft.get("attachments")) == args.attachment,
+            args.scheduled is None or (draft.get("scheduled_send_at") is not None) == args.scheduled,
+            _in_range(draft.get("created_at"), bounds),
+        )
+        if all(checks):
+            items.append((_draft_view(ctx, draft), f"{draft.get('subject', '')} {draft.get('body', '')}"))
+    return retrieve(
+        items,
+        args.query,
+        sort_by=args.sort_by,
+        default_sort="-updated_at",
+        page_index=args.page_index,
+        page_limit=args.page_limit,
+    )
+
+
+def show_draft(ctx: ToolContext, args: DraftArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    return _draft_view(ctx, _own(ctx, user, "drafts", args.draft_id, "draft"))
+
+
+def send_email_from_draft(ctx: ToolContext, args: SendDraftArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    draft = _own(ctx, user, "drafts", args.draft_id, "draft")
+    recipients = [_account(ctx, a) for a in _recipients(draft)]
+    if not recipients:
+        raise ToolFailed("Draft has no recipient. At least one is required.")
+    thread_id, email_id = draft.get("belongs_to_email_thread_id"), draft.get("response_to_email_id")
+    _check_draft_links(
+        ctx, user, recipients=_recipients(draft), thread_id=thread_id, email_id=email_id, scheduled=None
+    )
+    attachments = _attachments(draft)
+    body = str(draft.get("body", ""))
+    if thread_id is not None and email_id is not None:
+        thread = ctx.find(APP, "email_threads", thread_id, "email thread")
+        answered = ctx.find(APP, "emails", email_id, "email")
+        kind = "Fwd" if str(draft.get("subject", "")).lower().startswith("fwd:") else "Re"
+        subject = f"{kind}: {str(answered.get('subject', '')).strip() or NO_SUBJECT}"
+        addresses = [str(r["email"]) for r in recipients]
+        sent_id = _reply(
+            ctx,
+            user,
+            thread,
+            answered,
+            addresses=addresses,
+            subject=subject,
+            body=body,
+            attachments=attachments,
+        )
+        sent_thread_id = int(thread_id)
+    else:
+        subject = str(draft.get("subject", "")).strip() or NO_SUBJECT
+        sent_id, sent_thread_id = _send_new(ctx, user, recipients, subject, body, attachments=attachments)
+    ctx.rows(APP, "drafts").remove(draft)
+    _sync_thread_id(ctx, thread_id)
+    return {
+        "message": "Sent email from your draft.",
+        "sent_email_thread_id": sent_thread_id,
+        "sent_email_id": sent_id,
+    }
+
+
+# ---------------------------------------------------------------- tools
 
 TOOLS: tuple[EpisodeTool[Any], ...] = (
-    app_tool(APP, "send_email", "Send an email from the user's account.", SendEmailArgs, send_email),
-    app_tool(APP, "reply_to_email", "Reply to an email's sender.", ReplyArgs, reply_to_email),
-    app_tool(APP, "create_draft", "Save an email as a draft without sending it.", DraftArgs, create_draft),
-    app_tool(APP, "search_emails", "Search every folder's emails.", QueryArgs, search_emails),
+    login_tool(APP),
+    logout_tool(APP),
+    app_tool(APP, "signup", "Create a gmail account.", SignupArgs, signup),
+    app_tool(APP, "search_users", "Find gmail users by name or address.", SearchUsersArgs, search_users),
+    app_tool(
+        APP,
+        "show_inbox_threads",
+        "List or search the threads you received mail in (without the emails' text).",
+        ThreadListArgs,
+        show_inbox_threads,
+    ),
+    app_tool(
+        APP,
+        "show_outbox_threads",
+        "List or search the threads you sent mail in (without the emails' text).",
+        ThreadListArgs,
+        show_outbox_threads,
+    ),
+    app_tool(APP, "show_thread", "Show a thread with its emails and drafts.", ThreadArgs, show_thread),
+    app_tool(
+        APP,
+        "show_category_sizes",
+        "Count your inbox, outbox, archived and spam threads and your drafts.",
+        AuthArgs,
+        show_category_sizes,
+    ),
     app_tool(APP, "show_email", "Show one email in full.", EmailArgs, show_email),
-    app_tool(APP, "show_inbox", "List the inbox, newest first.", NoArgs, show_inbox),
+    app_tool(APP, "send_email", "Send a new email to one or more gmail users.", SendEmailArgs, send_email),
+    app_tool(APP, "reply_to_email", "Reply to an email of a thread.", ReplyArgs, reply_to_email),
+    app_tool(
+        APP,
+        "forward_email_thread",
+        "Forward a whole thread to one or more gmail users (or save the forward as a draft).",
+        ForwardThreadArgs,
+        forward_email_thread,
+    ),
+    app_tool(APP, "create_draft", "Save a new draft.", CreateDraftArgs, create_draft),
+    app_tool(APP, "update_draft", "Change a draft.", UpdateDraftArgs, update_draft),
+    app_tool(APP, "show_drafts", "List or search your drafts.", ShowDraftsArgs, show_drafts),
+    app_tool(APP, "show_draft", "Show one draft.", DraftArgs, show_draft),
+    app_tool(APP, "send_email_from_draft", "Send a draft now.", SendDraftArgs, send_email_from_draft),
+    app_tool(APP, "label_thread", "Put a label on a thread.", LabelArgs, label_thread),
+    app_tool(APP, "unlabel_thread", "Remove a thread's label.", ThreadArgs, unlabel_thread),
+    _flag_tool("mark_thread_read", "read", True, "read", "Mark a thread as read."),
+    _flag_tool("mark_thread_unread", "read", False, "unread", "Mark a thread as unread."),
+    _flag_tool("mark_thread_archived", "archived", True, "archived", "Archive a thread."),
+    _flag_tool("mark_thread_starred", "starred", True, "starred", "Star a thread."),
 )
+
+__all__ = ["APP", "TOOLS", "deliver_email"]

@@ -1,179 +1,553 @@
-"""The ``phone`` app: contacts and text messages.
+"""The ``phone`` app: each user's contact book, text messages between phone users, alarms.
 
-Records (``apps["phone"]``):
+Records (``apps["phone"]``; times AppWorld's ``YYYY-MM-DDTHH:MM:SS``):
 
-- ``contacts``: ``{contact_id, name, phone_number, email, relationship}``.
-- ``text_messages``: ``{text_message_id, direction: "sent"|"received", phone_number,
-  contact_name, message, sent_at}`` (``contact_name`` null for an unknown number; ``sent_at`` in
-  virtual minutes).
+- ``users``: the accounts (``seed`` makes them from the people); the login username is the
+  ``phone_number``.
+- ``contacts``: ``{contact_id, user_id, first_name, last_name, email, phone_number,
+  relationships: [str], birthday: "YYYY-MM-DD", home_address, work_address, created_at}``: the
+  contact book of user ``user_id``.
+- ``text_messages``: ``{text_message_id, user_id, sender, receiver, message, sent_at}``: one
+  user's copy of a text (``sender``/``receiver`` are phone numbers). A text between two users is
+  two records, one per side; ids in responses are the caller's copy.
+- ``alarms``: ``{alarm_id, user_id, time: "HH:MM", repeat_days: [monday..sunday] | null, label,
+  enabled, snooze_minutes, vibration, created_at}``.
 
-Tools (``mcp_appworld_phone__<api>``): ``send_text_message(phone_number | contact_name,
-message)`` -> ``{text_message_id, phone_number, contact_name}`` (a contact name is matched
-case-insensitively on the full name, else on a unique first name; unknown -> not found, several
--> failed), ``search_contacts(query)``, ``show_text_messages(contact?)`` (``contact``: a name or a
-number; oldest first).
+Tools (``mcp_appworld_phone__<api>``, AppWorld's parameters): ``login``, ``logout``,
+``add_contact``, ``update_contact``, ``search_contacts``, ``send_text_message`` (the receiver is
+the phone user with that number; unknown -> 409 with a list message), ``search_text_messages``,
+``show_text_message``, ``show_text_message_window``, ``create_alarm``, ``show_alarm``,
+``update_alarm``, ``get_current_date_and_time`` (the virtual clock). A text's ``sender`` and
+``receiver`` are shown as the caller's contact with that number (``contact_id``, name) when there
+is one, else the user's own name.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
-    Args,
+    TIME_FORMAT,
+    USERS,
+    AuthArgs,
+    AuthPageArgs,
     EpisodeTool,
+    NoAppArgs,
     ToolContext,
     ToolFailed,
-    ToolNotFound,
+    ToolInvalid,
     app_tool,
-    search,
+    id_field,
+    login_tool,
+    logout_tool,
+    match_score,
+    page,
 )
 
 APP = "phone"
-_NUMBER = r"^\+?[0-9][0-9 ()\-.]{5,24}$"
+MIN_DATETIME = "1500-01-01|00:00:00"
+MAX_DATETIME = "3000-01-01|00:00:00"
+Day = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-def _contact(contact_id: int, name: str, phone: str, email: str, relationship: str) -> dict[str, Any]:
+def _email_address(value: str) -> str:
+    value = value.strip()
+    if not _EMAIL_RE.match(value):
+        raise ValueError("value is not a valid email address")
+    return value
+
+
+EmailAddress = Annotated[str, AfterValidator(_email_address)]
+
+
+class Conflict(ToolFailed):
+    """A record that would duplicate a unique one (AppWorld answers 409)."""
+
+    code = 409
+
+
+# ---------------------------------------------------------------- arguments
+
+
+class PhoneArgs(AuthArgs):
+    # A phone number given as a JSON number is still the number (AppWorld puts it in the URL).
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
+
+class ContactArgs(PhoneArgs):
+    contact_id: int = id_field("The contact's id.")
+
+
+class AddContactArgs(PhoneArgs):
+    first_name: str = Field(description="The contact's first name.")
+    last_name: str = Field(description="The contact's last name.")
+    phone_number: str = Field(description="The contact's phone number.")
+    email: EmailAddress | None = Field(default=None, description="The contact's email address.")
+    relationships: list[str] | None = Field(default=None, description="How you are related, e.g. friend.")
+    birthday: str | None = Field(default=None, description="Birthday, YYYY-MM-DD.")
+    home_address: str | None = Field(default=None, description="Home address.")
+    work_address: str | None = Field(default=None, description="Work address.")
+
+
+class UpdateContactArgs(ContactArgs):
+    first_name: str | None = Field(default=None, description="New first name.")
+    last_name: str | None = Field(default=None, description="New last name.")
+    phone_number: str | None = Field(default=None, description="New phone number.")
+    email: EmailAddress | None = Field(default=None, description="New email address.")
+    relationships: list[str] | None = Field(default=None, description="New relationships (replace the old).")
+    birthday: str | None = Field(default=None, description="New birthday, YYYY-MM-DD.")
+    home_address: str | None = Field(default=None, description="New home address.")
+    work_address: str | None = Field(default=None, description="New work address.")
+
+
+class SearchContactsArgs(AuthPageArgs):
+    query: str = Field(default="", description="Words to look for; matching contacts come first.")
+    relationship: str | None = Field(default=None, description="Only contacts with this relationship.")
+
+
+class SendTextArgs(PhoneArgs):
+    phone_number: str = Field(description="The receiver's phone number.")
+    message: str = Field(min_length=1, description="The text to send.")
+
+
+class SearchTextsArgs(AuthPageArgs):
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
+    query: str = Field(default="", description="Words to look for; matching messages come first.")
+    phone_number: str | None = Field(default=None, description="Only messages with this phone number.")
+    only_latest_per_contact: bool = Field(
+        default=False, description="Only the latest message with each person."
+    )
+    sort_by: str | None = Field(
+        default=None, description="+created_at or -created_at (default -created_at when there is no query)."
+    )
+
+
+class TextArgs(PhoneArgs):
+    text_message_id: int = id_field("The text message's id.")
+
+
+class TextWindowArgs(AuthPageArgs):
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
+    phone_number: str = Field(description="The other person's phone number.")
+    min_datetime: str = Field(default=MIN_DATETIME, description="Sent on or after, YYYY-MM-DD|HH:MM:SS.")
+    max_datetime: str = Field(default=MAX_DATETIME, description="Sent on or before, YYYY-MM-DD|HH:MM:SS.")
+    pagination_order: Literal["ascending", "descending"] = Field(
+        default="descending",
+        description="descending: page 0 has the newest texts, ascending the oldest; pages run oldest first.",
+    )
+
+
+class AlarmArgs(AuthArgs):
+    alarm_id: int = id_field("The alarm's id.")
+
+
+class CreateAlarmArgs(AuthArgs):
+    time: str = Field(description="The time, HH:MM.")
+    repeat_days: list[Day] | None = Field(default=None, description="Days it repeats on (monday..sunday).")
+    label: str | None = Field(default=None, description="The alarm's label.")
+    enabled: bool = Field(default=True, description="Whether it is on.")
+    snooze_minutes: int = Field(default=15, ge=0, description="Snooze length in minutes; 0 for none.")
+    vibration: bool = Field(default=True, description="Whether it vibrates.")
+
+
+class UpdateAlarmArgs(AlarmArgs):
+    time: str | None = Field(default=None, description="New time, HH:MM.")
+    repeat_days: list[Day] | None = Field(default=None, description="New repeat days (monday..sunday).")
+    label: str | None = Field(default=None, description="New label.")
+    enabled: bool | None = Field(default=None, description="Turn it on or off.")
+    snooze_minutes: int | None = Field(default=None, ge=0, description="New snooze length in minutes.")
+    vibration: bool | None = Field(default=None, description="Whether it vibrates.")
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _own(
+    ctx: ToolContext, user: dict[str, Any], collection: str, record_id: int, what: str
+) -> dict[str, Any]:
+    """A record of the caller's: AppWorld's 409 when missing, 422 when someone else's."""
+    row = ctx.find(APP, collection, record_id, what)
+    if row.get("user_id") != user.get("user_id"):
+        raise ToolFailed(f"The given {what} does not belong to you, so you cannot access it.")
+    return row
+
+
+def _name(row: dict[str, Any]) -> str:
+    return f"{row.get('first_name') or ''} {row.get('last_name') or ''}".strip()
+
+
+def _phone_user(ctx: ToolContext, number: str) -> dict[str, Any]:
+    """The phone user with this number; AppWorld's 409 with a list message otherwise."""
+    return ctx.find_by(APP, USERS, "phone_number", number, "user")
+
+
+def _party(ctx: ToolContext, owner_id: Any, number: Any) -> JsonObject:
+    """One side of a text as its owner sees it: their contact with that number, else the user."""
+    contact = next(
+        (
+            c
+            for c in ctx.rows(APP, "contacts")
+            if c.get("user_id") == owner_id and number is not None and c.get("phone_number") == number
+        ),
+        None,
+    )
+    if contact is not None:
+        return {"contact_id": contact["contact_id"], "name": _name(contact), "phone_number": number}
+    user = next((u for u in ctx.rows(APP, USERS) if u.get("phone_number") == number), None)
+    return {"contact_id": None, "name": _name(user) if user else None, "phone_number": number}
+
+
+def _text_view(ctx: ToolContext, text: dict[str, Any]) -> JsonObject:
+    owner = text.get("user_id")
     return {
-        "contact_id": contact_id,
-        "name": name,
-        "phone_number": phone,
-        "email": email,
-        "relationship": relationship,
+        "text_message_id": text["text_message_id"],
+        "sender": _party(ctx, owner, text.get("sender")),
+        "receiver": _party(ctx, owner, text.get("receiver")),
+        "message": text.get("message"),
+        "sent_at": text.get("sent_at"),
     }
 
 
-SEED: dict[str, Any] = {
-    "contacts": [
-        _contact(1, "Priya Shah", "+1-555-0101", "priya.shah@example.com", "manager"),
-        _contact(2, "Sam Lee", "+1-555-0102", "sam.lee@example.com", "coworker"),
-        _contact(3, "Jordan Morgan", "+1-555-0103", "jordan.morgan@example.com", "sibling"),
-        _contact(4, "Dr. Elena Ruiz", "+1-555-0104", "clinic@ruizdental.example.com", "dentist"),
-        _contact(5, "Chris Okafor", "+1-555-0105", "chris.okafor@example.com", "friend"),
-    ],
-    "text_messages": [
+def _text_search(ctx: ToolContext, text: dict[str, Any]) -> str:
+    names = []
+    for number in (text.get("sender"), text.get("receiver")):
+        user = next((u for u in ctx.rows(APP, USERS) if u.get("phone_number") == number), None)
+        names.append(_name(user) if user else "")
+    return " ".join([str(text.get("message", "")), *names])
+
+
+def _between(text: dict[str, Any], me: Any, other: Any) -> bool:
+    return {text.get("sender"), text.get("receiver")} == {me, other}
+
+
+def _contact_view(contact: dict[str, Any]) -> JsonObject:
+    fields = ("contact_id", "first_name", "last_name", "email", "phone_number")
+    rest = ("birthday", "home_address", "work_address", "created_at")
+    return {
+        **{f: contact.get(f) for f in fields},
+        "relationships": list(contact.get("relationships") or []),
+        **{f: contact.get(f) for f in rest},
+    }
+
+
+def _check_date(value: str, name: str) -> None:
+    for fmt in ("%Y-%m-%d", TIME_FORMAT):
+        try:
+            datetime.strptime(value, fmt)
+            return
+        except ValueError:
+            continue
+    raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD.")
+
+
+def _window_time(value: str, name: str) -> str:
+    try:
+        return datetime.strptime(value, "%Y-%m-%d|%H:%M:%S").strftime(TIME_FORMAT)
+    except ValueError:
+        raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD|HH:MM:SS.") from None
+
+
+def _check_time(value: str) -> None:
+    try:
+        datetime.strptime(value, "%H:%M")
+    except ValueError:
+        raise ToolInvalid("Invalid time format. Use HH:MM.") from None
+
+
+def _singular(word: str) -> str:
+    word = word.strip().lower()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _check_unique_email(ctx: ToolContext, user_id: Any, email: str | None, contact_id: Any = None) -> None:
+    if email is None:
+        return
+    for contact in ctx.rows(APP, "contacts"):
+        same = contact.get("user_id") == user_id and str(contact.get("email") or "").lower() == email.lower()
+        if same and contact.get("contact_id") != contact_id:
+            raise Conflict("Contact with this user_id and email already exists.")
+
+
+def _sent(text: dict[str, Any]) -> str:
+    return str(text.get("sent_at") or "")
+
+
+# ---------------------------------------------------------------- contacts
+
+
+def search_contacts(ctx: ToolContext, args: SearchContactsArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    wanted = _singular(args.relationship) if args.relationship is not None else None
+    mine = [
+        c
+        for c in ctx.rows(APP, "contacts")
+        if c.get("user_id") == user.get("user_id")
+        and (wanted is None or any(_singular(str(r)) == wanted for r in c.get("relationships") or []))
+    ]
+    if args.query.strip():
+        fields = ("first_name", "last_name", "email", "phone_number", "home_address", "work_address")
+
+        def text(c: dict[str, Any]) -> str:
+            values = [str(c.get(f) or "") for f in fields] + [str(r) for r in c.get("relationships") or []]
+            return " ".join(values)
+
+        scored = sorted(enumerate(mine), key=lambda p: (-match_score(args.query, text(p[1])), p[0]))
+        mine = [c for _, c in scored]
+    else:
+        stamped = [c for c in mine if c.get("created_at") is not None]
+        unstamped = [c for c in mine if c.get("created_at") is None]
+        mine = sorted(stamped, key=lambda c: str(c["created_at"]), reverse=True) + unstamped
+    return [_contact_view(c) for c in page(mine, args.page_index, args.page_limit)]
+
+
+def add_contact(ctx: ToolContext, args: AddContactArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    if args.birthday is not None:
+        _check_date(args.birthday, "birthday")
+    _check_unique_email(ctx, user["user_id"], args.email)
+    contact_id = ctx.new_id(APP, "contacts")
+    ctx.rows(APP, "contacts").append(
         {
-            "text_message_id": 1,
-            "direction": "received",
-            "phone_number": "+1-555-0103",
-            "contact_name": "Jordan Morgan",
-            "message": "Are we still on for Sunday dinner at mom's?",
-            "sent_at": -300.0,
+            "contact_id": contact_id,
+            "user_id": user["user_id"],
+            "first_name": args.first_name,
+            "last_name": args.last_name,
+            "email": args.email,
+            "phone_number": args.phone_number,
+            "relationships": list(args.relationships or []),
+            "birthday": args.birthday,
+            "home_address": args.home_address,
+            "work_address": args.work_address,
+            "created_at": ctx.timestamp(),
         }
-    ],
-}
-
-
-class SendTextArgs(Args):
-    phone_number: str | None = Field(default=None, pattern=_NUMBER, description="A phone number.")
-    contact_name: str | None = Field(default=None, min_length=1, description="A contact's name instead.")
-    message: str = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _one_recipient(self) -> SendTextArgs:
-        if (self.phone_number is None) == (self.contact_name is None):
-            raise ValueError("give exactly one of phone_number and contact_name")
-        return self
-
-
-class QueryArgs(Args):
-    query: str = ""
-
-
-class ShowTextsArgs(Args):
-    contact: str | None = Field(default=None, description="A contact's name or a phone number.")
-
-
-def _digits(number: str) -> str:
-    return re.sub(r"\D", "", number)
-
-
-def find_contact(ctx: ToolContext, name: str) -> dict[str, Any]:
-    """The contact called ``name``: full name first, then a unique first name."""
-    wanted = name.strip().casefold()
-    contacts = ctx.rows(APP, "contacts")
-    exact = [c for c in contacts if str(c.get("name", "")).casefold() == wanted]
-    if exact:
-        return exact[0]
-    first = [c for c in contacts if str(c.get("name", "")).casefold().split(" ")[:1] == [wanted]]
-    if len(first) > 1:
-        names = ", ".join(str(c.get("name")) for c in first)
-        raise ToolFailed(f"{name!r} matches several contacts ({names}): give the full name")
-    if not first:
-        raise ToolNotFound(f"no contact named {name!r}")
-    return first[0]
-
-
-def _by_number(ctx: ToolContext, number: str) -> dict[str, Any] | None:
-    digits = _digits(number)
-    return next(
-        (c for c in ctx.rows(APP, "contacts") if _digits(str(c.get("phone_number", ""))) == digits), None
     )
+    return {"message": "Contact added.", "contact_id": contact_id}
+
+
+def update_contact(ctx: ToolContext, args: UpdateContactArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    contact = _own(ctx, user, "contacts", args.contact_id, "contact")
+    if args.birthday is not None:
+        _check_date(args.birthday, "birthday")
+    _check_unique_email(ctx, user["user_id"], args.email, contact["contact_id"])
+    fields = ("first_name", "last_name", "phone_number", "email", "birthday", "home_address", "work_address")
+    for name in fields:
+        value = getattr(args, name)
+        if value is not None:
+            contact[name] = value
+    if args.relationships is not None:
+        contact["relationships"] = list(args.relationships)
+    return {"message": "Contact updated."}
+
+
+# ---------------------------------------------------------------- text messages
+
+
+def _new_text(ctx: ToolContext, owner: Any, *, sender: Any, receiver: Any, message: str, at: str) -> int:
+    text_id = ctx.new_id(APP, "text_messages")
+    ctx.rows(APP, "text_messages").append(
+        {
+            "text_message_id": text_id,
+            "user_id": owner,
+            "sender": sender,
+            "receiver": receiver,
+            "message": message,
+            "sent_at": at,
+        }
+    )
+    return text_id
 
 
 def send_text_message(ctx: ToolContext, args: SendTextArgs) -> JsonObject:
-    contact: dict[str, Any] | None
-    if args.contact_name is not None:
-        contact = find_contact(ctx, args.contact_name)
-        number = str(contact["phone_number"])
+    user = ctx.user(APP, args.access_token)
+    receiver = _phone_user(ctx, args.phone_number)
+    at = ctx.timestamp()
+    me, them = user.get("phone_number"), receiver.get("phone_number")
+    text_id = _new_text(ctx, user["user_id"], sender=me, receiver=them, message=args.message, at=at)
+    if receiver.get("user_id") != user.get("user_id"):
+        _new_text(ctx, receiver["user_id"], sender=me, receiver=them, message=args.message, at=at)
+    return {"message": "Text message sent.", "text_message_id": text_id}
+
+
+def search_text_messages(ctx: ToolContext, args: SearchTextsArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    sort_by = args.sort_by or None
+    if sort_by is not None:
+        if sort_by[0] not in "+-":
+            raise ToolFailed("The sort_by parameter must start with + or -.")
+        if sort_by[1:] != "created_at":
+            raise ToolFailed(
+                "If sort_by is passed, it must be one of created_at and must be prefixed with + or -."
+            )
+    me = user.get("phone_number")
+    texts = [t for t in ctx.rows(APP, "text_messages") if t.get("user_id") == user.get("user_id")]
+    if args.phone_number is not None:
+        other = _phone_user(ctx, args.phone_number).get("phone_number")
+        texts = [t for t in texts if _between(t, me, other)]
+    if args.only_latest_per_contact:
+        latest: dict[Any, dict[str, Any]] = {}
+        for text in texts:
+            other = text.get("receiver") if text.get("sender") == me else text.get("sender")
+            if other not in latest or str(text.get("sent_at", "")) > str(latest[other].get("sent_at", "")):
+                latest[other] = text
+        texts = list(latest.values())
+    if args.query.strip():
+        scored = sorted(
+            enumerate(texts), key=lambda p: (-match_score(args.query, _text_search(ctx, p[1])), p[0])
+        )
+        texts = page([t for _, t in scored], args.page_index, args.page_limit)
+        if sort_by:
+            texts = sorted(texts, key=_sent, reverse=sort_by[0] == "-")
     else:
-        number = str(args.phone_number)
-        contact = _by_number(ctx, number)
-    name = contact.get("name") if contact else None
-    message_id = ctx.new_id(APP, "text_messages")
-    ctx.rows(APP, "text_messages").append(
+        texts = page(
+            sorted(texts, key=_sent, reverse=(sort_by or "-")[0] == "-"), args.page_index, args.page_limit
+        )
+    return [_text_view(ctx, t) for t in texts]
+
+
+def show_text_message(ctx: ToolContext, args: TextArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    return _text_view(ctx, _own(ctx, user, "text_messages", args.text_message_id, "text message"))
+
+
+def show_text_message_window(ctx: ToolContext, args: TextWindowArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    low = _window_time(args.min_datetime, "min_datetime")
+    high = _window_time(args.max_datetime, "max_datetime")
+    other = _phone_user(ctx, args.phone_number).get("phone_number")
+    me = user.get("phone_number")
+    texts = [
+        t
+        for t in ctx.rows(APP, "text_messages")
+        if t.get("user_id") == user.get("user_id")
+        and _between(t, me, other)
+        and low <= str(t.get("sent_at", ""))[:19] <= high
+    ]
+    ordered = sorted(texts, key=_sent, reverse=args.pagination_order == "descending")
+    window = sorted(page(ordered, args.page_index, args.page_limit), key=_sent)
+    return [_text_view(ctx, t) for t in window]
+
+
+# ---------------------------------------------------------------- alarms
+
+
+def _alarm_view(ctx: ToolContext, alarm: dict[str, Any]) -> JsonObject:
+    owner = next((u for u in ctx.rows(APP, USERS) if u.get("user_id") == alarm.get("user_id")), {})
+    fields = (
+        "alarm_id",
+        "time",
+        "repeat_days",
+        "label",
+        "enabled",
+        "snooze_minutes",
+        "vibration",
+        "created_at",
+    )
+    return {
+        **{f: alarm.get(f) for f in fields},
+        "user": {"name": _name(owner), "phone_number": owner.get("phone_number")},
+    }
+
+
+def create_alarm(ctx: ToolContext, args: CreateAlarmArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    _check_time(args.time)
+    alarm_id = ctx.new_id(APP, "alarms")
+    ctx.rows(APP, "alarms").append(
         {
-            "text_message_id": message_id,
-            "direction": "sent",
-            "phone_number": number,
-            "contact_name": name,
-            "message": args.message,
-            "sent_at": ctx.now,
+            "alarm_id": alarm_id,
+            "user_id": user["user_id"],
+            "time": args.time,
+            "repeat_days": list(args.repeat_days) if args.repeat_days is not None else None,
+            "label": args.label,
+            "enabled": args.enabled,
+            "snooze_minutes": args.snooze_minutes,
+            "vibration": args.vibration,
+            "created_at": ctx.timestamp(),
         }
     )
-    return {"text_message_id": message_id, "phone_number": number, "contact_name": name}
+    return {"message": "Alarm created successfully.", "alarm_id": alarm_id}
 
 
-def search_contacts(ctx: ToolContext, args: QueryArgs) -> JsonObject:
-    found = search(
-        ctx.rows(APP, "contacts"), args.query, "contact_id", "name", "email", "relationship", "phone_number"
+def show_alarm(ctx: ToolContext, args: AlarmArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    return _alarm_view(ctx, _own(ctx, user, "alarms", args.alarm_id, "alarm"))
+
+
+def update_alarm(ctx: ToolContext, args: UpdateAlarmArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    alarm = _own(ctx, user, "alarms", args.alarm_id, "alarm")
+    if args.time is not None:
+        _check_time(args.time)
+    for name in ("time", "label", "enabled", "snooze_minutes", "vibration"):
+        value = getattr(args, name)
+        if value is not None:
+            alarm[name] = value
+    if args.repeat_days is not None:
+        alarm["repeat_days"] = list(args.repeat_days)
+    return {"message": "Alarm updated successfully."}
+
+
+def get_current_date_and_time(ctx: ToolContext, args: NoAppArgs) -> JsonObject:
+    now = datetime.strptime(ctx.timestamp(), TIME_FORMAT)
+    return {"date": now.strftime("%A, %B %d, %Y"), "time": now.strftime("%I:%M %p")}
+
+
+def _tools() -> Iterable[EpisodeTool[Any]]:
+    yield login_tool(APP, login_by="phone_number")
+    yield logout_tool(APP)
+    yield app_tool(APP, "add_contact", "Add a person to your contact book.", AddContactArgs, add_contact)
+    yield app_tool(APP, "update_contact", "Change a contact's details.", UpdateContactArgs, update_contact)
+    yield app_tool(
+        APP,
+        "search_contacts",
+        "List or search your contacts (optionally one relationship).",
+        SearchContactsArgs,
+        search_contacts,
     )
-    return {"contacts": found}
-
-
-def show_text_messages(ctx: ToolContext, args: ShowTextsArgs) -> JsonObject:
-    rows = ctx.rows(APP, "text_messages")
-    if args.contact:
-        digits = _digits(args.contact)
-        if len(digits) >= 6:
-            rows = [m for m in rows if _digits(str(m.get("phone_number", ""))) == digits]
-        else:
-            contact = find_contact(ctx, args.contact)
-            rows = [
-                m for m in rows if _digits(str(m.get("phone_number", ""))) == _digits(contact["phone_number"])
-            ]
-    return {"text_messages": sorted(rows, key=lambda m: (float(m.get("sent_at", 0.0)), m["text_message_id"]))}
-
-
-TOOLS: tuple[EpisodeTool[Any], ...] = (
-    app_tool(
+    yield app_tool(
+        APP, "send_text_message", "Send a text message to a phone number.", SendTextArgs, send_text_message
+    )
+    yield app_tool(
         APP,
-        "send_text_message",
-        "Send a text message to a phone number or a contact (give exactly one).",
-        SendTextArgs,
-        send_text_message,
-    ),
-    app_tool(
-        APP, "search_contacts", "Search contacts by name, email or relationship.", QueryArgs, search_contacts
-    ),
-    app_tool(
+        "search_text_messages",
+        "List or search your text messages.",
+        SearchTextsArgs,
+        search_text_messages,
+    )
+    yield app_tool(APP, "show_text_message", "Show one text message.", TextArgs, show_text_message)
+    yield app_tool(
         APP,
-        "show_text_messages",
-        "Show text messages, optionally with one contact.",
-        ShowTextsArgs,
-        show_text_messages,
-    ),
-)
+        "show_text_message_window",
+        "Show your text messages with one phone number within a time window.",
+        TextWindowArgs,
+        show_text_message_window,
+    )
+    yield app_tool(APP, "create_alarm", "Set a new alarm.", CreateAlarmArgs, create_alarm)
+    yield app_tool(APP, "show_alarm", "Show one alarm.", AlarmArgs, show_alarm)
+    yield app_tool(APP, "update_alarm", "Change an alarm.", UpdateAlarmArgs, update_alarm)
+    yield app_tool(
+        APP,
+        "get_current_date_and_time",
+        "Show today's date and the time.",
+        NoAppArgs,
+        get_current_date_and_time,
+    )
+
+
+TOOLS: tuple[EpisodeTool[Any], ...] = tuple(_tools())
+
+__all__ = ["APP", "TOOLS"]

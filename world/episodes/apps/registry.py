@@ -1,16 +1,22 @@
 """The episode's tool registry: every tool by its published name, the policy, calls, audits.
 
 The order of a call is fixed, as in ``world.probes.registry``: resolve the name (prefix-tolerant,
-``canonical_tool_name``), apply the policy (a denied call is never validated nor run, only
-audited), validate the arguments, then run the tool on a private copy of the state. The new state
-is returned only when the run succeeded; otherwise the caller gets back the state it passed.
+``canonical_tool_name``), check that the episode offers the tool (a persona's ``tools.yaml``
+decides which app tools are offered; workspace and assistant tools always are), apply the policy
+(a denied call is never validated nor run, only audited), validate the arguments, then run the
+tool on a private copy of the state. The new state is returned only when the run succeeded;
+otherwise the caller gets back the state it passed.
+
+An app tool's result is AppWorld's ``{"response": <json>}``, a refusal ``{"response": {"message":
+...}}`` beside the error; a workspace or assistant tool's result is its own JSON object. A call to
+a tool that is not offered, or that only AppWorld itself serves, is ``unknown_tool`` and has no
+result: nothing ran.
 """
 
 from __future__ import annotations
 
-import copy
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -26,16 +32,9 @@ from messages.probes import (
 )
 from world.episodes.apps import amazon, gmail, phone, simple_note, splitwise, spotify, todoist
 from world.episodes.apps.assistant import ASSISTANT_TOOLS
-from world.episodes.apps.base import (
-    APP_PREFIX,
-    EpisodeTool,
-    ToolContext,
-    ToolFailed,
-    ToolInvalid,
-    ToolNotFound,
-)
+from world.episodes.apps.base import APP_PREFIX, AppError, EpisodeTool, ToolContext
 from world.episodes.apps.state import EnvState, merge_app_state
-from world.episodes.apps.workspace import FILE_SYSTEM_TOOLS, WORKSPACE_TOOLS
+from world.episodes.apps.workspace import WORKSPACE_TOOLS
 from world.probes.registry import ALLOW_ALL, make_outcome, policy_verdict, validation_summary
 
 REGISTRY: RegistryName = "episode"
@@ -45,24 +44,18 @@ ALL_TOOLS: tuple[EpisodeTool[Any], ...] = (
     *WORKSPACE_TOOLS,
     *ASSISTANT_TOOLS,
     *(t for module in APP_MODULES for t in module.TOOLS),
-    *FILE_SYSTEM_TOOLS,
 )
 APPS: tuple[str, ...] = tuple(sorted({t.app for t in ALL_TOOLS if t.app is not None}))
 _BY_NAME: dict[str, EpisodeTool[Any]] = {t.name: t for t in ALL_TOOLS}
 _PREFIXES = ("mcp_appworld_", "appworld_", "mcp_")
 
 
-def default_apps() -> dict[str, dict[str, Any]]:
-    """The hand-written seed data of every app (a fresh copy)."""
-    apps: dict[str, dict[str, Any]] = {m.APP: copy.deepcopy(m.SEED) for m in APP_MODULES}
-    apps["file_system"] = {}  # its data is the workspace itself
-    return apps
-
-
-def new_state(seed_apps: Mapping[str, Mapping[str, Any]] | None = None) -> EnvState:
-    """A fresh environment: the default seed data of every app with ``seed_apps`` merged over it
-    (``world.episodes.apps.state`` documents the merge rule), no files, nothing sent."""
-    state = EnvState(apps=default_apps())
+def new_state(
+    seed_apps: Mapping[str, Mapping[str, Any]] | None = None, *, start_time: str | None = None
+) -> EnvState:
+    """A fresh environment: the apps' data from ``seed_apps`` (``seed.seed_apps`` makes it from a
+    seed file; ``state`` documents the merge rule), no files, nothing sent."""
+    state = EnvState() if start_time is None else EnvState(start_time=start_time)
     return merge_app_state(state, seed_apps) if seed_apps else state
 
 
@@ -83,27 +76,60 @@ def canonical_tool_name(name: str) -> str | None:
     return None
 
 
+def served(name: str) -> bool:
+    """Whether our built-in apps serve the tool ``name`` (any accepted spelling)."""
+    return canonical_tool_name(name) is not None
+
+
+def _offered_names(offered: Iterable[str] | None) -> frozenset[str] | None:
+    if offered is None:
+        return None
+    names = set()
+    for name in offered:
+        key = name.strip().lower()
+        canonical = canonical_tool_name(key)
+        names.add(canonical or (f"{APP_PREFIX}{key.removeprefix(APP_PREFIX)}" if "__" in key else key))
+    return frozenset(names)
+
+
 class EpisodeTools:
     """The tools of one episode under a policy. ``call`` never raises for a caller's mistake:
     an unknown tool, a denied call, bad arguments, a missing record and a refused request are
-    outcomes with a status, and each carries its ``AuditRecord``."""
+    outcomes with a status, and each carries its ``AuditRecord``.
 
-    def __init__(self, policy: ProbePolicy | None = None) -> None:
+    ``offered``: the app tools the episode offers (a persona's ``tools.yaml``, any accepted
+    spelling); None offers every app tool we serve. Workspace and assistant tools are always
+    offered. ``unserved`` are the offered names our apps do not serve (AppWorld's alone)."""
+
+    def __init__(self, policy: ProbePolicy | None = None, *, offered: Iterable[str] | None = None) -> None:
         self.policy = policy or ALLOW_ALL
+        self.offered = _offered_names(offered)
         self._tool_lists: dict[ProbePolicy | None, ToolList] = {}
 
     # ---------------------------------------------------------------- describing
 
     def names(self) -> frozenset[str]:
-        """Every published tool name."""
-        return frozenset(_BY_NAME)
+        """Every published name of a tool offered here."""
+        return frozenset(t.name for t in self.tools())
 
     def tools(self) -> tuple[EpisodeTool[Any], ...]:
-        return ALL_TOOLS
+        return tuple(t for t in ALL_TOOLS if self.offers(t))
+
+    def offers(self, tool: EpisodeTool[Any]) -> bool:
+        return tool.app is None or self.offered is None or tool.name in self.offered
+
+    @property
+    def unserved(self) -> tuple[str, ...]:
+        """Offered names that no tool of ours serves, sorted."""
+        return tuple(sorted(n for n in self.offered or () if n not in _BY_NAME))
 
     def resolve(self, name: str) -> EpisodeTool[Any] | None:
+        """The offered tool ``name`` names (any accepted spelling), else None."""
         canonical = canonical_tool_name(name)
-        return None if canonical is None else _BY_NAME[canonical]
+        if canonical is None:
+            return None
+        tool = _BY_NAME[canonical]
+        return tool if self.offers(tool) else None
 
     def _policies(self, policy: ProbePolicy | None) -> list[ProbePolicy]:
         return [self.policy] if policy is None else [self.policy, policy]
@@ -112,14 +138,16 @@ class EpisodeTools:
         return policy_verdict(tool.spec, self._policies(policy)) is None
 
     def tool_list(self, policy: ProbePolicy | None = None) -> ToolList:
-        """Every tool's description, the allowed ones, and OpenAI function-calling entries of the
-        allowed ones named by their published names (a denied tool is not offered to a model)."""
+        """Every offered tool's description, the allowed ones, and OpenAI function-calling entries
+        of the allowed ones named by their published names (a denied tool is not offered to a
+        model)."""
         listed = self._tool_lists.get(policy)
         if listed is None:  # tools and policy never change: list each narrowing policy once
-            allowed = [t for t in ALL_TOOLS if self.allowed(t, policy)]
+            tools = self.tools()
+            allowed = [t for t in tools if self.allowed(t, policy)]
             listed = self._tool_lists[policy] = ToolList(
                 registry=REGISTRY,
-                specs=[t.spec.data() for t in ALL_TOOLS],
+                specs=[t.spec.data() for t in tools],
                 allowed=[t.name for t in allowed],
                 functions=[
                     {
@@ -136,6 +164,20 @@ class EpisodeTools:
         return listed
 
     # ---------------------------------------------------------------- calling
+
+    def _unknown(self, tool: str) -> str:
+        canonical = canonical_tool_name(tool)
+        if canonical is not None:
+            return f"no tool {tool!r} here: this episode does not offer it"
+        key = tool.strip().lower()
+        offered_app_names = [n for n in self.offered or () if n.startswith(APP_PREFIX)]
+        if any(key == n or key == n.removeprefix(APP_PREFIX) for n in offered_app_names):
+            return f"no tool {tool!r} here: AppWorld serves it, the built-in apps do not"
+
+        choices = sorted(t.name for t in self.tools())
+        close = difflib.get_close_matches(key, choices, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; apps: {', '.join(APPS)}"
+        return f"no tool {tool!r} here{hint}"
 
     def call(
         self,
@@ -156,38 +198,46 @@ class EpisodeTools:
             raw, raw_error = {}, f"arguments are not plain JSON: {exc}"
         spec = self.resolve(tool)
         if spec is None:
-            close = difflib.get_close_matches(tool.strip().lower(), sorted(_BY_NAME), n=3, cutoff=0.6)
-            hint = f"; did you mean {', '.join(close)}?" if close else f"; apps: {', '.join(APPS)}"
-            error = f"no tool {tool!r} here{hint}"
-            return self._outcome(caller, tool, tool, raw, "unknown_tool", error=error), state
+            return self._outcome(caller, tool, tool, raw, "unknown_tool", error=self._unknown(tool)), state
         reason = policy_verdict(spec.spec, self._policies(policy))
         if reason is not None:
             return self._outcome(caller, spec.name, tool, raw, "denied", error=reason), state
         if args is not None and not isinstance(args, Mapping):
             error = f"arguments for {spec.name} must be an object, not {type(args).__name__}"
-            return self._outcome(caller, spec.name, tool, raw, "invalid_args", error=error), state
+            return self._refusal(spec, caller, tool, raw, "invalid_args", error), state
         if raw_error is not None:
-            return self._outcome(caller, spec.name, tool, raw, "invalid_args", error=raw_error), state
+            return self._refusal(spec, caller, tool, raw, "invalid_args", raw_error), state
         try:
             model = spec.args_model.model_validate(raw)
         except ValidationError as exc:
             error = validation_summary(exc, spec.name, spec.args_model)
-            return self._outcome(caller, spec.name, tool, raw, "invalid_args", error=error), state
-        # The call payload as the caller gave it, normalised (paths, address lists).
-        call_args: JsonObject = model.model_dump(mode="json", exclude_unset=True)
+            if spec.app is not None:
+                error = f"Validation error. Reason: {error}"
+            return self._refusal(spec, caller, tool, raw, "invalid_args", error), state
         ctx = ToolContext(state=state.model_copy(deep=True), caller=caller)
-        status: ProbeStatus
         try:
-            result: JsonObject = plain_json(spec.run(ctx, model))  # type: ignore[assignment]
-        except ToolNotFound as exc:
-            status, error = "not_found", str(exc)
-        except ToolFailed as exc:
-            status, error = "failed", str(exc)
-        except ToolInvalid as exc:
-            status, error = "invalid_args", str(exc)
-        else:
-            return self._outcome(caller, spec.name, tool, call_args, "ok", result=result), ctx.state
-        return self._outcome(caller, spec.name, tool, call_args, status, error=error), state
+            value = plain_json(spec.run(ctx, model))
+        except AppError as exc:
+            return self._refusal(spec, caller, tool, raw, exc.status, str(exc), message=exc.message), state
+        result: JsonObject = {"response": value} if spec.app is not None else value  # type: ignore[assignment,dict-item]
+        return self._outcome(caller, spec.name, tool, raw, "ok", result=result), ctx.state
+
+    def _refusal(  # noqa: PLR0917
+        self,
+        spec: EpisodeTool[Any],
+        caller: str,
+        requested: str,
+        args: JsonObject,
+        status: ProbeStatus,
+        error: str,
+        *,
+        message: str | list[str] | None = None,
+    ) -> ProbeOutcome:
+        # An app answers a refusal with AppWorld's {"message": ...}; other tools with no result.
+        result: JsonObject | None = None
+        if spec.app is not None:
+            result = {"response": {"message": message if message is not None else error}}
+        return self._outcome(caller, spec.name, requested, args, status, result=result, error=error)
 
     def _outcome(
         self,

@@ -1,137 +1,892 @@
-"""The ``splitwise`` app: groups of people sharing expenses.
+"""The ``splitwise`` app: groups of people sharing expenses, on AppWorld's Splitwise surface.
 
-Records (``apps["splitwise"]``):
+Records (``apps["splitwise"]``; people refer to ``users`` by ``user_id``):
 
-- ``groups``: ``{group_id, name, members: [names]}`` (the user is ``"Alex Morgan"``).
-- ``expenses``: ``{expense_id, group_id, description, amount, paid_by, split_among: [names],
-  created_at}`` (split equally among ``split_among``).
+- ``users``: the seed's people with a splitwise account (``base`` gives the fields).
+- ``groups``: ``{group_id, name, description, user_id (creator), member_ids: [user_id],
+  created_at, deleted, invitation_code}`` (the creator is a member; a group's name is unique
+  per creator).
+- ``expenses``: ``{expense_id, group_id (null: not in a group), user_id (who recorded it),
+  payer_id, description, amount, shares: [{debtor_id, debt_amount}], deleted,
+  receipt_file_name, created_at}``.
+- ``payments``: ``{payment_id, group_id, user_id (who recorded it), payer_id, receiver_id,
+  amount, description, deleted, receipt_file_name, created_at}``.
 
-Tools (``mcp_appworld_splitwise__<api>``): ``record_expense(group_id, description, amount,
-paid_by, split_among?)`` -> ``{expense_id, shares: {member: amount}}`` (``split_among`` defaults
-to every member; names must be members, matched case-insensitively, else failed),
-``show_groups()``, ``show_group_balances(group_id)`` -> ``{group_id, balances: [{member,
-balance}]}`` (positive: the member is owed money), ``show_expenses(group_id)``.
+Balances are computed from the expenses and payments that are not deleted: in a group (or among
+the expenses outside any group) each pair of people owes the net of what one paid for the other.
+
+Tools (``mcp_appworld_splitwise__<api>``): ``login``, ``logout``, ``show_account``,
+``show_profile``, ``search_users``, ``create_group``, ``show_group``, ``show_groups``,
+``add_member_to_group``, ``remove_member_from_group``, ``record_expense``, ``show_expense``,
+``delete_expense``, ``show_group_expenses``, ``show_no_group_expenses``, ``record_payment``,
+``show_payment``, ``show_group_balance``, ``show_groups_balance``, ``show_people_balance``,
+``show_person_balance``. Receipts need AppWorld's file_system app, which is not served here:
+a call that attaches one is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
+import sys
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
-    Args,
+    AppArgs,
+    AuthArgs,
+    AuthPageArgs,
     EpisodeTool,
-    NoArgs,
     ToolContext,
     ToolFailed,
+    ToolInvalid,
+    ToolNotFound,
     app_tool,
     id_field,
+    login_tool,
+    logout_tool,
+    match_score,
     money,
+    optional_id_field,
+    page,
+    person,
+    ranked,
 )
 
 APP = "splitwise"
+NO_GROUP_NAME = "Non-Group Entries"
+_EMAIL = r"^[^@\s]+@[^@\s]+$"
+_MAX_AMOUNT = float(sys.maxsize)
 
-SEED: dict[str, Any] = {
-    "groups": [
-        {"group_id": 1, "name": "Flatmates", "members": ["Alex Morgan", "Chris Okafor", "Sam Lee"]},
-        {"group_id": 2, "name": "Lake trip", "members": ["Alex Morgan", "Jordan Morgan"]},
-    ],
-    "expenses": [
-        {
-            "expense_id": 1,
-            "group_id": 1,
-            "description": "Internet bill",
-            "amount": 60.0,
-            "paid_by": "Chris Okafor",
-            "split_among": ["Alex Morgan", "Chris Okafor", "Sam Lee"],
-            "created_at": -4320.0,
-        }
-    ],
-}
+# ---------------------------------------------------------------- arguments
 
 
-class ExpenseArgs(Args):
+def _email(description: str) -> str:
+    result: str = Field(pattern=_EMAIL, description=description)
+    return result
+
+
+def _optional_email(description: str) -> str | None:
+    result: str | None = Field(default=None, pattern=_EMAIL, description=description)
+    return result
+
+
+class ProfileArgs(AppArgs):
+    email: str | None = _optional_email("Email of the user whose public profile to show.")
+
+
+class SearchUsersArgs(AuthPageArgs):
+    query: str = Field(default="", description="Words to look for in names and emails.")
+
+
+class ShowGroupsArgs(AuthArgs):
+    delete: bool = Field(default=False, description="Show deleted groups instead of live ones.")
+    page_index: int = Field(default=0, ge=0, description="The index of the page to return.")
+    page_limit: int = Field(default=5, ge=1, le=sys.maxsize, description="The most groups to return.")
+
+
+class CreateGroupArgs(AuthArgs):
+    name: str = Field(min_length=1, description="Name of the new group.")
+    member_emails: list[str] = Field(description="Emails of the members besides yourself.")
+    description: str | None = Field(default=None, description="What the group is for.")
+
+
+class GroupArgs(AuthArgs):
     group_id: int = id_field("The group's id.")
-    description: str = Field(min_length=1)
-    amount: float = Field(gt=0, le=1_000_000, allow_inf_nan=False)
-    paid_by: str = Field(min_length=1, description="The member who paid.")
-    split_among: list[str] | None = Field(default=None, description="Members sharing it (default: all).")
 
 
-class GroupArgs(Args):
-    group_id: int = id_field("The group's id.")
+class MemberArgs(GroupArgs):
+    user_email: str = _email("Email of the user to add or remove.")
 
 
-def _member(group: dict[str, Any], name: str) -> str:
-    for member in group.get("members", []):
-        if str(member).casefold() == name.strip().casefold():
-            return str(member)
-    raise ToolFailed(
-        f"{name!r} is not a member of {group.get('name')!r} ({', '.join(group.get('members', []))})"
+class RecordExpenseArgs(AuthArgs):
+    description: str = Field(description="A short note on what was paid for.")
+    paid_amount: float = Field(allow_inf_nan=False, description="The total amount paid.")
+    payer_email: str = _email("Email of the user who paid.")
+    debtor_emails: list[str] = Field(description="Emails of the users who owe a share.")
+    debt_amounts: list[float] | None = Field(
+        default=None,
+        description="Each debtor's share, in the order of debtor_emails (default: equal shares).",
+    )
+    group_id: int | None = optional_id_field("The group the expense belongs to (none: no group).")
+    receipt_file_path: str | None = Field(default=None, description="A receipt file in the file_system app.")
+    file_system_access_token: str | None = Field(
+        default=None, description="Access token of the file_system app (only for a receipt)."
     )
 
 
-def shares(amount: float, members: list[str]) -> dict[str, float]:
-    """Equal shares in cents; the first members carry the odd cents, so shares sum to the amount."""
-    cents = round(amount * 100)
-    base, extra = divmod(cents, len(members))
-    return {m: (base + (1 if i < extra else 0)) / 100 for i, m in enumerate(members)}
+class ExpenseArgs(AuthArgs):
+    expense_id: int = id_field("The expense's id.")
 
 
-def record_expense(ctx: ToolContext, args: ExpenseArgs) -> JsonObject:
-    group = ctx.find(APP, "groups", args.group_id, "group")
-    paid_by = _member(group, args.paid_by)
-    names = args.split_among if args.split_among is not None else list(group.get("members", []))
-    among = list(dict.fromkeys(_member(group, n) for n in names))
-    if not among:
-        raise ToolFailed("split_among names nobody")
+class ExpenseSearchArgs(AuthPageArgs):
+    query: str = Field(default="", description="Words to look for in descriptions and participants.")
+    participant_email: str | None = _optional_email("Only expenses this user paid or owes a share of.")
+    min_amount: float = Field(default=0, ge=0, description="Smallest expense amount to show.")
+    max_amount: float = Field(default=_MAX_AMOUNT, ge=0, description="Largest expense amount to show.")
+    min_created_at: str = Field(default="1500-01-01", description="Earliest creation date (YYYY-MM-DD).")
+    max_created_at: str = Field(default="3000-01-01", description="Latest creation date (YYYY-MM-DD).")
+    deleted: bool = Field(default=False, description="Show deleted expenses instead of live ones.")
+    sort_by: str | None = Field(default=None, description="+field or -field: created_at or amount.")
+
+
+class GroupExpenseSearchArgs(ExpenseSearchArgs):
+    group_id: int = id_field("The group whose expenses to show.")
+
+
+class RecordPaymentArgs(AuthArgs):
+    payer_email: str = _email("Email of the user who paid.")
+    receiver_email: str = _email("Email of the user who received the money.")
+    amount: float = Field(allow_inf_nan=False, description="The amount paid.")
+    group_id: int | None = optional_id_field("The group the payment belongs to (none: no group).")
+    description: str | None = Field(default=None, description="A short note on the payment.")
+    receipt_file_path: str | None = Field(default=None, description="A receipt file in the file_system app.")
+    file_system_access_token: str | None = Field(
+        default=None, description="Access token of the file_system app (only for a receipt)."
+    )
+
+
+class PaymentArgs(AuthArgs):
+    payment_id: int = id_field("The payment's id.")
+
+
+class GroupBalanceArgs(AuthArgs):
+    group_id: int | None = optional_id_field("The group (none: expenses and payments outside groups).")
+    email: str | None = _optional_email("Only this member's balance (without a group: only your own).")
+
+
+class PersonBalanceArgs(AuthArgs):
+    email: str = _email("Email of the person to show your balance with.")
+
+
+# ---------------------------------------------------------------- people and records
+
+
+def _user(ctx: ToolContext, user_id: Any) -> dict[str, Any] | None:
+    for row in ctx.rows(APP, "users"):
+        if row.get("user_id") == user_id:
+            return row
+    return None
+
+
+def _named(ctx: ToolContext, user_id: Any) -> JsonObject:
+    user = _user(ctx, user_id)
+    return person(user) if user is not None else {"name": None, "email": None}
+
+
+def _user_by_email(ctx: ToolContext, email: str) -> dict[str, Any]:
+    """The splitwise user with this email; AppWorld's 409 (a list message) otherwise."""
+    user = ctx.account(APP, email)
+    if user is None:
+        raise ToolNotFound([f"The user with email {email} does not exist."])
+    return user
+
+
+def _members(group: dict[str, Any]) -> list[int]:
+    return list(dict.fromkeys(group.get("member_ids") or []))
+
+
+def _own_group(ctx: ToolContext, user: dict[str, Any], group_id: int) -> dict[str, Any]:
+    group = ctx.find(APP, "groups", group_id, "group")
+    if user["user_id"] not in _members(group):
+        raise ToolFailed("You are not a member of this group and so are not authorized to access it.")
+    return group
+
+
+def _invitation_code(group_id: Any) -> str:
+    return hashlib.sha256(f"splitwise-group:{group_id}".encode()).hexdigest()[:5]
+
+
+def _group_view(ctx: ToolContext, group: dict[str, Any]) -> JsonObject:
+    members = [_user(ctx, m) for m in _members(group)]
+    return {
+        "group_id": group["group_id"],
+        "name": group.get("name"),
+        "description": group.get("description"),
+        "created_at": group.get("created_at"),
+        "deleted": bool(group.get("deleted", False)),
+        "creator": _named(ctx, group.get("user_id")),
+        "members": [person(m) for m in members if m is not None],
+        "invitation_code": group.get("invitation_code") or _invitation_code(group["group_id"]),
+    }
+
+
+def _shares(expense: dict[str, Any]) -> list[dict[str, Any]]:
+    shares: list[dict[str, Any]] = expense.get("shares") or []
+    return shares
+
+
+def _expense_view(ctx: ToolContext, expense: dict[str, Any]) -> JsonObject:
+    return {
+        "expense_id": expense["expense_id"],
+        "group_id": expense.get("group_id"),
+        "description": expense.get("description"),
+        "deleted": bool(expense.get("deleted", False)),
+        "receipt_file_name": expense.get("receipt_file_name"),
+        "created_at": expense.get("created_at"),
+        "shares": [
+            {"debtor": _named(ctx, s.get("debtor_id")), "debt_amount": money(s.get("debt_amount", 0.0))}
+            for s in _shares(expense)
+        ],
+        "creator": _named(ctx, expense.get("user_id")),
+        "payer": _named(ctx, expense.get("payer_id")),
+        "paid_amount": money(expense.get("amount", 0.0)),
+    }
+
+
+def _payment_view(ctx: ToolContext, payment: dict[str, Any]) -> JsonObject:
+    return {
+        "payment_id": payment["payment_id"],
+        "group_id": payment.get("group_id"),
+        "description": payment.get("description"),
+        "deleted": bool(payment.get("deleted", False)),
+        "receipt_file_name": payment.get("receipt_file_name"),
+        "created_at": payment.get("created_at"),
+        "creator": _named(ctx, payment.get("user_id")),
+        "payer": _named(ctx, payment.get("payer_id")),
+        "receiver": _named(ctx, payment.get("receiver_id")),
+        "paid_amount": money(payment.get("amount", 0.0)),
+    }
+
+
+def _participants(expense: dict[str, Any]) -> set[Any]:
+    return {expense.get("payer_id"), *(s.get("debtor_id") for s in _shares(expense))}
+
+
+def _group_members_of(ctx: ToolContext, group_id: Any) -> list[int]:
+    if group_id is None:
+        return []
+    for group in ctx.rows(APP, "groups"):
+        if group.get("group_id") == group_id:
+            return _members(group)
+    return []
+
+
+def _check_expense_access(ctx: ToolContext, user: dict[str, Any], expense: dict[str, Any]) -> None:
+    allowed = {
+        expense.get("user_id"),
+        *_participants(expense),
+        *_group_members_of(ctx, expense.get("group_id")),
+    }
+    if user["user_id"] not in allowed:
+        raise ToolFailed(
+            "You are not authorized to access this expense as you are neither the owner, payer, or"
+            " debtor, nor part of the group this expense belongs to."
+        )
+
+
+def _check_payment_access(ctx: ToolContext, user: dict[str, Any], payment: dict[str, Any]) -> None:
+    if payment.get("group_id") is None:
+        allowed = {payment.get("user_id"), payment.get("payer_id"), payment.get("receiver_id")}
+    else:
+        allowed = set(_group_members_of(ctx, payment.get("group_id")))
+    if user["user_id"] not in allowed:
+        raise ToolFailed(
+            "You are not authorized to access this payment as you are neither the payer or receiver,"
+            " nor this payment belongs to a group you are a part of."
+        )
+
+
+def _refuse_receipt(receipt_file_path: str | None, file_system_access_token: str | None) -> None:
+    if not receipt_file_path:
+        return
+    if file_system_access_token is None:
+        raise ToolFailed(
+            "You must provide a file_system access token to attach receipt file to this expense."
+        )
+    raise ToolFailed(
+        "Receipt files cannot be attached here: the file_system app is not available in this environment."
+        " Record it without receipt_file_path."
+    )
+
+
+def _by_time(
+    rows: Iterable[dict[str, Any]], key: str, field_name: str, reverse: bool
+) -> list[dict[str, Any]]:
+    """Rows by ``field_name`` then id (equal virtual times keep the order of creation)."""
+    return sorted(rows, key=lambda r: (r.get(field_name) or "", r[key]), reverse=reverse)
+
+
+# ---------------------------------------------------------------- balances
+
+
+def _debts(ctx: ToolContext, user: dict[str, Any], group_id: int | None) -> dict[tuple[int, int], float]:
+    """(a, b) -> what a owes b, net and positive, from the live records of a group (or of no
+    group: there, the payments the user took part in)."""
+    uid = user["user_id"]
+    owed: dict[tuple[int, int], float] = {}
+
+    def add(debtor: int, creditor: int, amount: float) -> None:
+        owed[(creditor, debtor)] = owed.get((creditor, debtor), 0.0) - amount
+        owed[(debtor, creditor)] = owed.get((debtor, creditor), 0.0) + amount
+
+    for expense in ctx.rows(APP, "expenses"):
+        if expense.get("group_id") != group_id or expense.get("deleted"):
+            continue
+        for share in _shares(expense):
+            add(share["debtor_id"], expense["payer_id"], float(share.get("debt_amount", 0.0)))
+    for payment in ctx.rows(APP, "payments"):
+        if payment.get("group_id") != group_id or payment.get("deleted"):
+            continue
+        if group_id is None and uid not in (payment.get("payer_id"), payment.get("receiver_id")):
+            continue
+        add(payment["receiver_id"], payment["payer_id"], float(payment.get("amount", 0.0)))
+    return {pair: money(amount) for pair, amount in owed.items() if money(amount) > 0}
+
+
+def _you_owe(ctx: ToolContext, user: dict[str, Any], group_id: int | None) -> dict[int, float]:
+    """Other user id -> what the user owes them there (negative: they owe the user)."""
+    uid = user["user_id"]
+    out: dict[int, float] = {}
+    for (a, b), amount in _debts(ctx, user, group_id).items():
+        if a == uid:
+            out[b] = out.get(b, 0.0) + amount
+        elif b == uid:
+            out[a] = out.get(a, 0.0) - amount
+    return out
+
+
+def _direction(you_owe_them: float) -> str:
+    if you_owe_them > 0:
+        return "you_owe_them"
+    if you_owe_them < 0:
+        return "they_owe_you"
+    return "no_balance"
+
+
+def _live_groups(ctx: ToolContext, user: dict[str, Any]) -> list[dict[str, Any]]:
+    groups = [
+        g for g in ctx.rows(APP, "groups") if user["user_id"] in _members(g) and not g.get("deleted", False)
+    ]
+    return sorted(groups, key=lambda g: g["group_id"])
+
+
+def _sides(
+    ctx: ToolContext, debts: dict[tuple[int, int], float], source_id: int
+) -> tuple[list[JsonObject], list[JsonObject]]:
+    """What ``source_id`` owes each other person, and what each owes them: ``{name, email, amount}``."""
+    owes: list[JsonObject] = [
+        {**_named(ctx, b), "amount": v} for (a, b), v in debts.items() if a == source_id
+    ]
+    owed: list[JsonObject] = [
+        {**_named(ctx, a), "amount": v} for (a, b), v in debts.items() if b == source_id
+    ]
+    return owes, owed
+
+
+def _total(entries: list[JsonObject]) -> float:
+    return money(sum(float(e["amount"]) for e in entries))  # type: ignore[arg-type]
+
+
+def _summary(ctx: ToolContext, debts: dict[tuple[int, int], float], source: dict[str, Any]) -> JsonObject:
+    owes, owed = _sides(ctx, debts, source["user_id"])
+    return {
+        "source": person(source),
+        "source_owes_to_targets": {"total": _total(owes), "breakdown": owes},
+        "targets_owe_to_source": {"total": _total(owed), "breakdown": owed},
+    }
+
+
+def _people_totals(ctx: ToolContext, user: dict[str, Any]) -> dict[int, float]:
+    totals: dict[int, float] = {}
+    for group_id, _ in _group_entries(ctx, user):
+        for other, amount in _you_owe(ctx, user, group_id).items():
+            totals[other] = totals.get(other, 0.0) + amount
+    return {other: money(amount) for other, amount in totals.items() if money(amount) != 0}
+
+
+# ---------------------------------------------------------------- account APIs
+
+
+def show_account(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    return {
+        "first_name": user.get("first_name"),
+        "last_name": user.get("last_name"),
+        "email": user.get("email"),
+        "registered_at": user.get("registered_at"),
+        "last_logged_in": user.get("last_logged_in", user.get("registered_at")),
+        "verified": bool(user.get("verified", True)),
+    }
+
+
+def show_profile(ctx: ToolContext, args: ProfileArgs) -> JsonObject:
+    if args.email is None:
+        raise ToolFailed("Either email or phone_number must be provided.")
+    user = ctx.account(APP, args.email)
+    if user is None:
+        raise ToolFailed("Account for this email does not exist.")
+    return {
+        "first_name": user.get("first_name"),
+        "last_name": user.get("last_name"),
+        "email": user.get("email"),
+        "registered_at": user.get("registered_at"),
+    }
+
+
+def search_users(ctx: ToolContext, args: SearchUsersArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    balances = _people_totals(ctx, user)
+    others = [u for u in ctx.rows(APP, "users") if u.get("user_id") != user["user_id"]]
+    others.sort(key=lambda u: abs(balances.get(u["user_id"], 0.0)), reverse=True)
+    others = ranked(others, args.query, "first_name", "last_name", "email")
+    out: list[JsonObject] = []
+    for other in page(others, args.page_index, args.page_limit):
+        amount = balances.get(other["user_id"], 0.0)
+        out.append({**person(other), "direction": _direction(amount), "amount": abs(amount)})
+    return out
+
+
+# ---------------------------------------------------------------- groups
+
+
+def create_group(ctx: ToolContext, args: CreateGroupArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    member_ids = [user["user_id"]]
+    for email in args.member_emails:
+        member_ids.append(_user_by_email(ctx, email)["user_id"])
+    for group in ctx.rows(APP, "groups"):
+        if group.get("user_id") == user["user_id"] and group.get("name") == args.name:
+            raise ToolNotFound("Group with this user_id and name already exists.")
+    group_id = ctx.new_id(APP, "groups")
+    ctx.rows(APP, "groups").append(
+        {
+            "group_id": group_id,
+            "name": args.name,
+            "description": args.description,
+            "user_id": user["user_id"],
+            "member_ids": list(dict.fromkeys(member_ids)),
+            "created_at": ctx.timestamp(),
+            "deleted": False,
+            "invitation_code": _invitation_code(group_id),
+        }
+    )
+    return {"message": "Group created.", "group_id": group_id}
+
+
+def show_group(ctx: ToolContext, args: GroupArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    return _group_view(ctx, _own_group(ctx, user, args.group_id))
+
+
+def show_groups(ctx: ToolContext, args: ShowGroupsArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    groups = [
+        g
+        for g in ctx.rows(APP, "groups")
+        if user["user_id"] in _members(g) and bool(g.get("deleted", False)) == args.delete
+    ]
+    groups = _by_time(groups, "group_id", "created_at", reverse=True)
+    return [_group_view(ctx, g) for g in page(groups, args.page_index, args.page_limit)]
+
+
+def add_member_to_group(ctx: ToolContext, args: MemberArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    group = _own_group(ctx, user, args.group_id)
+    new_member = _user_by_email(ctx, args.user_email)
+    if new_member["user_id"] in _members(group):
+        raise ToolFailed("User is already a member of the group.")
+    group["member_ids"] = [*_members(group), new_member["user_id"]]
+    return {"message": "Member added to the group."}
+
+
+def remove_member_from_group(ctx: ToolContext, args: MemberArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    group = _own_group(ctx, user, args.group_id)
+    member = _user_by_email(ctx, args.user_email)
+    if member["user_id"] not in _members(group):
+        raise ToolFailed("User is not a member of the group.")
+    group["member_ids"] = [m for m in _members(group) if m != member["user_id"]]
+    return {"message": "Member removed from the group."}
+
+
+# ---------------------------------------------------------------- expenses
+
+
+def record_expense(ctx: ToolContext, args: RecordExpenseArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    if not args.debtor_emails:
+        raise ToolFailed("At least one debtor who owes a share of the expense must be specified.")
+    paid_amount = money(args.paid_amount)
+    amounts = (
+        list(args.debt_amounts)
+        if args.debt_amounts is not None
+        else [paid_amount / len(args.debtor_emails)] * len(args.debtor_emails)
+    )
+    if len(amounts) != len(args.debtor_emails):
+        raise ToolFailed("Number of debtor IDs and debt amounts must be the same.")
+    if abs(sum(amounts) - paid_amount) > 0.1:
+        raise ToolFailed(
+            "The sum of debt amounts (rounded to cents) must be equal to the total amount of the expense"
+            " (rounded to cents)."
+        )
+    member_ids: list[int] | None = None
+    if args.group_id is not None:
+        member_ids = _members(_own_group(ctx, user, args.group_id))
+    own = str(user.get("email", "")).lower()
+    if args.group_id is None and own not in {
+        e.strip().lower() for e in [args.payer_email, *args.debtor_emails]
+    }:
+        raise ToolFailed(
+            "You are neither payer or debtor of this expense and the expense does not belong to a group."
+            " So you cannot create it."
+        )
+    payer = _user_by_email(ctx, args.payer_email)
+    debtors = []
+    for email in args.debtor_emails:
+        debtor = _user_by_email(ctx, email)
+        if member_ids is not None and debtor["user_id"] not in member_ids:
+            raise ToolFailed(f"Debtor with email {debtor['email']} is not a member of the group.")
+        debtors.append(debtor)
+    if len(debtors) == 1 and debtors[0]["user_id"] == payer["user_id"]:
+        raise ToolFailed("A payer cannot be a debtor if there is only one debtor involved in the expense.")
+    _refuse_receipt(args.receipt_file_path, args.file_system_access_token)
+    if paid_amount <= 0 or any(money(a) <= 0 for a in amounts):
+        raise ToolFailed("The paid amount and every debt amount must be greater than 0.")
     expense_id = ctx.new_id(APP, "expenses")
     ctx.rows(APP, "expenses").append(
         {
             "expense_id": expense_id,
             "group_id": args.group_id,
+            "user_id": user["user_id"],
+            "payer_id": payer["user_id"],
             "description": args.description,
-            "amount": money(args.amount),
-            "paid_by": paid_by,
-            "split_among": among,
-            "created_at": ctx.now,
+            "amount": paid_amount,
+            "shares": [
+                {"debtor_id": d["user_id"], "debt_amount": money(a)}
+                for d, a in zip(debtors, amounts, strict=True)
+            ],
+            "deleted": False,
+            "receipt_file_name": None,
+            "created_at": ctx.timestamp(),
         }
     )
-    return {"expense_id": expense_id, "shares": shares(money(args.amount), among)}
+    return {"message": "Expense recorded.", "expense_id": expense_id}
 
 
-def show_groups(ctx: ToolContext, args: NoArgs) -> JsonObject:
-    return {"groups": list(ctx.rows(APP, "groups"))}
+def show_expense(ctx: ToolContext, args: ExpenseArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    expense = ctx.find(APP, "expenses", args.expense_id, "expense")
+    _check_expense_access(ctx, user, expense)
+    return _expense_view(ctx, expense)
 
 
-def show_group_balances(ctx: ToolContext, args: GroupArgs) -> JsonObject:
-    group = ctx.find(APP, "groups", args.group_id, "group")
-    balance = {str(m): 0.0 for m in group.get("members", [])}
-    for expense in ctx.rows(APP, "expenses"):
-        if expense.get("group_id") != args.group_id:
+def delete_expense(ctx: ToolContext, args: ExpenseArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    expense = ctx.find(APP, "expenses", args.expense_id, "expense")
+    _check_expense_access(ctx, user, expense)
+    if expense.get("deleted"):
+        raise ToolFailed("This expense has already been marked deleted.")
+    expense["deleted"] = True
+    return {"message": "Expense marked as deleted."}
+
+
+def _date(value: str, name: str, end_of_day: bool) -> str:
+    for form in ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            parsed = datetime.strptime(value, form)
+        except ValueError:
             continue
-        payer = str(expense["paid_by"])
-        balance[payer] = balance.get(payer, 0.0) + float(expense["amount"])
-        for member, share in shares(float(expense["amount"]), list(expense["split_among"])).items():
-            balance[member] = balance.get(member, 0.0) - share
+        if form == "%Y-%m-%d" and end_of_day:
+            parsed = parsed.replace(hour=23, minute=59, second=59)
+        return parsed.strftime("%Y-%m-%dT%H:%M:%S")
+    raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD.")
+
+
+def _expense_text(ctx: ToolContext, expense: dict[str, Any]) -> list[str]:
+    people = [
+        _named(ctx, expense.get("payer_id")),
+        *(_named(ctx, s.get("debtor_id")) for s in _shares(expense)),
+    ]
+    return [str(expense.get("description") or ""), *(f"{p['name']} {p['email']}" for p in people)]
+
+
+def _expenses(ctx: ToolContext, args: ExpenseSearchArgs, group_id: int | None) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    uid = user["user_id"]
+    participant = None if args.participant_email is None else _user_by_email(ctx, args.participant_email)
+    low = _date(args.min_created_at, "min_created_at", end_of_day=False)
+    high = _date(args.max_created_at, "max_created_at", end_of_day=True)
+    sort_by = (args.sort_by or "").strip()
+    if sort_by:
+        if sort_by[0] not in "+-":
+            raise ToolFailed("The sort_by parameter must start with + or -.")
+        if sort_by[1:] not in ("created_at", "amount"):
+            raise ToolFailed(
+                "If sort_by is passed, it must be one of created_at, amount and must be prefixed with + or -."
+            )
+    # AppWorld lists the live expenses the caller paid or owes a share of, then filters them.
+    rows = [
+        e
+        for e in ctx.rows(APP, "expenses")
+        if uid in _participants(e) and not e.get("deleted") and e.get("group_id") == group_id
+    ]
+    rows = [
+        e
+        for e in rows
+        if bool(e.get("deleted", False)) == args.deleted
+        and (participant is None or participant["user_id"] in _participants(e))
+        and args.min_amount <= float(e.get("amount", 0.0)) <= args.max_amount
+        and low <= str(e.get("created_at") or "") <= high
+    ]
+    if args.query.strip():
+        scores = [(match_score(args.query, *_expense_text(ctx, e)), i) for i, e in enumerate(rows)]
+        rows = [rows[i] for _, i in sorted(scores, key=lambda si: (-si[0], si[1]))]
+        rows = page(rows, args.page_index, args.page_limit)
+        if sort_by:
+            rows = _by_time(rows, "expense_id", sort_by[1:], reverse=sort_by[0] == "-")
+    else:
+        field_name, reverse = (sort_by[1:], sort_by[0] == "-") if sort_by else ("created_at", True)
+        rows = page(_by_time(rows, "expense_id", field_name, reverse), args.page_index, args.page_limit)
+    return [_expense_view(ctx, e) for e in rows]
+
+
+def show_group_expenses(ctx: ToolContext, args: GroupExpenseSearchArgs) -> list[JsonObject]:
+    return _expenses(ctx, args, args.group_id)
+
+
+def show_no_group_expenses(ctx: ToolContext, args: ExpenseSearchArgs) -> list[JsonObject]:
+    return _expenses(ctx, args, None)
+
+
+# ---------------------------------------------------------------- payments
+
+
+def record_payment(ctx: ToolContext, args: RecordPaymentArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    if args.payer_email.strip().lower() == args.receiver_email.strip().lower():
+        raise ToolFailed("Payer and receiver cannot be the same.")
+    payer = _user_by_email(ctx, args.payer_email)
+    receiver = _user_by_email(ctx, args.receiver_email)
+    if args.group_id is not None:
+        members = _members(_own_group(ctx, user, args.group_id))
+        if payer["user_id"] not in members:
+            raise ToolFailed("The payer is not part of this group.")
+        if receiver["user_id"] not in members:
+            raise ToolFailed("The receiver is not part of this group.")
+    elif user["user_id"] not in (payer["user_id"], receiver["user_id"]):
+        raise ToolFailed(
+            "Unable to record payment. Since the payment does not belong to an expense group, you must be"
+            " either the payer or receiver of the payment."
+        )
+    _refuse_receipt(args.receipt_file_path, args.file_system_access_token)
+    if money(args.amount) <= 0:
+        raise ToolFailed("The payment amount must be greater than 0.")
+    payment_id = ctx.new_id(APP, "payments")
+    ctx.rows(APP, "payments").append(
+        {
+            "payment_id": payment_id,
+            "group_id": args.group_id,
+            "user_id": user["user_id"],
+            "payer_id": payer["user_id"],
+            "receiver_id": receiver["user_id"],
+            "amount": money(args.amount),
+            "description": args.description,
+            "deleted": False,
+            "receipt_file_name": None,
+            "created_at": ctx.timestamp(),
+        }
+    )
+    return {"message": "Payment recorded.", "payment_id": payment_id}
+
+
+def show_payment(ctx: ToolContext, args: PaymentArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    payment = ctx.find(APP, "payments", args.payment_id, "payment")
+    _check_payment_access(ctx, user, payment)
+    return _payment_view(ctx, payment)
+
+
+# ---------------------------------------------------------------- balance APIs
+
+
+def show_group_balance(ctx: ToolContext, args: GroupBalanceArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    shown: list[dict[str, Any]]
+    if args.group_id is not None:
+        group = _own_group(ctx, user, args.group_id)
+        if group.get("deleted"):
+            raise ToolFailed("Group is deleted. Undelete it first if you want to see balance.")
+        shown = [u for u in (_user(ctx, m) for m in _members(group)) if u is not None]
+    else:
+        if args.email is not None and args.email.strip().lower() != str(user.get("email", "")).lower():
+            raise ToolFailed("If group_id is not passed, email can only be your own email or None.")
+        shown = [user]
+    if args.email is not None:
+        wanted = args.email.strip().lower()
+        shown = [u for u in shown if str(u.get("email", "")).lower() == wanted]
+        if not shown:
+            raise ToolFailed("The user you want to show balance for is not a member of the group.")
+    debts = _debts(ctx, user, args.group_id)
+    return [_summary(ctx, debts, source) for source in shown]
+
+
+def _group_entries(ctx: ToolContext, user: dict[str, Any]) -> list[tuple[int | None, Any]]:
+    """(group id, name) of the balances a user has: outside groups first, then each live group."""
+    return [(None, NO_GROUP_NAME), *((g["group_id"], g.get("name")) for g in _live_groups(ctx, user))]
+
+
+def show_groups_balance(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    breakdown: list[JsonObject] = []
+    you_owe = they_owe = 0.0
+    for group_id, name in _group_entries(ctx, user):
+        owes, owed = _sides(ctx, _debts(ctx, user, group_id), user["user_id"])
+        you_owe += _total(owes)
+        they_owe += _total(owed)
+        breakdown.append(
+            {
+                "group_id": group_id,
+                "group_name": name,
+                "you_owe_others": _total(owes),
+                "others_owe_you": _total(owed),
+            }
+        )
+    return {"you_owe_others": money(you_owe), "others_owe_you": money(they_owe), "breakdown": breakdown}
+
+
+def show_people_balance(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    totals = _people_totals(ctx, user)
+    breakdown: list[JsonObject] = [
+        {**_named(ctx, other), "direction": _direction(amount), "amount": abs(amount)}
+        for other, amount in totals.items()
+    ]
     return {
-        "group_id": args.group_id,
-        "balances": [{"member": m, "balance": money(b)} for m, b in balance.items()],
+        "you_owe_others": money(sum(a for a in totals.values() if a > 0)),
+        "others_owe_you": money(sum(-a for a in totals.values() if a < 0)),
+        "breakdown": breakdown,
     }
 
 
-def show_expenses(ctx: ToolContext, args: GroupArgs) -> JsonObject:
-    ctx.find(APP, "groups", args.group_id, "group")
-    return {"expenses": [e for e in ctx.rows(APP, "expenses") if e.get("group_id") == args.group_id]}
+def show_person_balance(ctx: ToolContext, args: PersonBalanceArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    wanted = args.email.strip().lower()
+    if wanted == str(user.get("email", "")).lower():
+        raise ToolFailed("You cannot check your balance with yourself.")
+    other = ctx.account(APP, args.email)
+    total = 0.0
+    breakdown: list[JsonObject] = []
+    for group_id, name in _group_entries(ctx, user):
+        amount = 0.0 if other is None else _you_owe(ctx, user, group_id).get(other["user_id"], 0.0)
+        if money(amount) != 0:
+            total += amount
+            breakdown.append(
+                {
+                    "group_id": group_id,
+                    "group_name": name,
+                    "direction": _direction(amount),
+                    "amount": abs(money(amount)),
+                }
+            )
+    total = money(total)
+    return {"direction": _direction(total), "total": abs(total), "breakdown": breakdown}
 
 
 TOOLS: tuple[EpisodeTool[Any], ...] = (
+    login_tool(APP),
+    logout_tool(APP),
+    app_tool(APP, "show_account", "Show your own Splitwise account details.", AuthArgs, show_account),
     app_tool(
-        APP, "record_expense", "Record an expense shared equally in a group.", ExpenseArgs, record_expense
+        APP,
+        "show_profile",
+        "Show the public profile of a Splitwise user by email.",
+        ProfileArgs,
+        show_profile,
     ),
-    app_tool(APP, "show_groups", "List the groups and their members.", NoArgs, show_groups),
-    app_tool(APP, "show_group_balances", "Show who owes what in a group.", GroupArgs, show_group_balances),
-    app_tool(APP, "show_expenses", "List a group's expenses.", GroupArgs, show_expenses),
+    app_tool(
+        APP,
+        "search_users",
+        "Find Splitwise users by name or email, with what you and each of them owe.",
+        SearchUsersArgs,
+        search_users,
+    ),
+    app_tool(
+        APP,
+        "create_group",
+        "Create a group (you are a member) with the given members.",
+        CreateGroupArgs,
+        create_group,
+    ),
+    app_tool(APP, "show_group", "Show a group you belong to, with its members.", GroupArgs, show_group),
+    app_tool(APP, "show_groups", "List the groups you belong to, newest first.", ShowGroupsArgs, show_groups),
+    app_tool(
+        APP,
+        "add_member_to_group",
+        "Add a Splitwise user to one of your groups.",
+        MemberArgs,
+        add_member_to_group,
+    ),
+    app_tool(
+        APP,
+        "remove_member_from_group",
+        "Remove a member from one of your groups.",
+        MemberArgs,
+        remove_member_from_group,
+    ),
+    app_tool(
+        APP,
+        "record_expense",
+        "Record an expense paid by one user and owed by the debtors (equal shares unless debt_amounts"
+        " are given; they must add up to paid_amount).",
+        RecordExpenseArgs,
+        record_expense,
+    ),
+    app_tool(APP, "show_expense", "Show an expense with its shares.", ExpenseArgs, show_expense),
+    app_tool(
+        APP, "delete_expense", "Mark an expense you are involved in as deleted.", ExpenseArgs, delete_expense
+    ),
+    app_tool(
+        APP,
+        "show_group_expenses",
+        "List or search your expenses in a group (a query ranks, it does not filter).",
+        GroupExpenseSearchArgs,
+        show_group_expenses,
+    ),
+    app_tool(
+        APP,
+        "show_no_group_expenses",
+        "List or search your expenses outside any group (a query ranks, it does not filter).",
+        ExpenseSearchArgs,
+        show_no_group_expenses,
+    ),
+    app_tool(
+        APP,
+        "record_payment",
+        "Record that one user paid another (no real money moves).",
+        RecordPaymentArgs,
+        record_payment,
+    ),
+    app_tool(APP, "show_payment", "Show a payment.", PaymentArgs, show_payment),
+    app_tool(
+        APP,
+        "show_group_balance",
+        "Who owes whom in a group (without group_id: your balances outside groups).",
+        GroupBalanceArgs,
+        show_group_balance,
+    ),
+    app_tool(
+        APP,
+        "show_groups_balance",
+        "What you owe and are owed in each of your groups.",
+        AuthArgs,
+        show_groups_balance,
+    ),
+    app_tool(
+        APP,
+        "show_people_balance",
+        "What you owe each person and each person owes you overall.",
+        AuthArgs,
+        show_people_balance,
+    ),
+    app_tool(
+        APP,
+        "show_person_balance",
+        "What you and one person owe each other, by group.",
+        PersonBalanceArgs,
+        show_person_balance,
+    ),
 )

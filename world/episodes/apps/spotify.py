@@ -1,131 +1,1378 @@
-"""The ``spotify`` app: a song catalogue, playlists and what is playing.
+"""The ``spotify`` app: a music catalogue, the users' playlists, likes, libraries, downloads,
+followed artists, song reviews and a music player, on AppWorld's tool surface.
 
-Records (``apps["spotify"]``):
+Records (``apps["spotify"]``; times are ``YYYY-MM-DDTHH:MM:SS``):
 
-- ``songs``: ``{song_id, title, artist, album, genre, duration_seconds}``.
-- ``playlists``: ``{playlist_id, title, song_ids: [int], created_at}``.
-- ``player``: ``{song_id, title, artist, started_at}`` or null (what ``play_music`` started).
+- ``users``: the accounts (see ``seed``); login is by email.
+- ``songs``: ``{song_id, title, album_id (null for a single), artist_ids: [int], duration (s),
+  release_date, genre, play_count, rating, like_count, review_count}``.
+- ``albums``: ``{album_id, title, artist_ids: [int], release_date, genre, rating, like_count,
+  review_count}``; an album's songs are the songs whose ``album_id`` is its id, in their order.
+- ``artists``: ``{artist_id, name, genre, follower_count, created_at}``.
+- ``playlists``: ``{playlist_id, title, user_id (owner), is_public, created_at, rating,
+  like_count, review_count, song_ids: [int]}`` (``song_ids`` in playing order).
+- ``song_reviews``: ``{song_review_id, song_id, user_id, rating (1..5), title, text, created_at}``.
+- ``song_likes``: ``{song_like_id, user_id, song_id, liked_at}``; ``album_likes``:
+  ``{album_like_id, user_id, album_id, liked_at}``; ``playlist_likes``: ``{playlist_like_id,
+  user_id, playlist_id, liked_at}``.
+- ``library_songs``: ``{library_song_id, user_id, song_id, added_at}``; ``library_albums``:
+  ``{library_album_id, user_id, album_id, added_at}``.
+- ``downloaded_songs``: ``{downloaded_song_id, user_id, song_id, downloaded_at}``.
+- ``artist_follows``: ``{artist_follow_id, user_id, artist_id, followed_at}``.
+- ``music_players``: ``{music_player_id, user_id, queue_song_ids: [int], cursor_position (null
+  when the queue is empty), is_playing, is_looping, played_seconds}``, one per user, made by the
+  first call that changes it.
 
-Tools (``mcp_appworld_spotify__<api>``): ``search_songs(query)`` (title, artist, album, genre),
-``play_music(song_id)``, ``create_playlist(title)`` -> ``{playlist_id}``,
-``add_song_to_playlist(playlist_id, song_id)`` (failed if already there), ``show_playlists()``,
-``show_playlist(playlist_id)`` (its songs in full, in order).
+Counters shown by the APIs are the stored fields, kept up to date by the calls: a like or unlike
+moves ``like_count``, a follow ``follower_count``, a review ``rating`` (the average) and
+``review_count``.
+
+Tools (``mcp_appworld_spotify__<api>``): ``login``, ``logout``; catalogue (no token):
+``show_genres``, ``search_songs``, ``show_song``, ``search_albums``, ``show_album``,
+``search_artists``, ``show_artist``, ``show_song_reviews``, ``show_song_review``; with a token:
+``like_song``, ``unlike_song``, ``show_liked_songs``, ``like_album``, ``like_playlist``,
+``follow_artist``, ``unfollow_artist``, ``show_artist_following``, ``show_following_artists``,
+``add_song_to_library``, ``remove_song_from_library``, ``show_song_library``,
+``add_album_to_library``, ``show_album_library``, ``download_song``, ``remove_downloaded_song``,
+``show_downloaded_songs``, ``search_playlists``, ``show_playlist_library``, ``show_playlist``,
+``create_playlist``, ``delete_playlist``, ``add_song_to_playlist``,
+``remove_song_from_playlist``, ``review_song``, ``update_song_review``, ``play_music``,
+``previous_song``, ``next_song``, ``show_current_song``, ``show_song_queue``, ``add_to_queue``,
+``remove_song_from_queue``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any, Protocol
 
 from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
-    Args,
+    AppArgs,
+    AppError,
+    AuthArgs,
+    AuthPageArgs,
     EpisodeTool,
-    NoArgs,
+    NoAppArgs,
+    PageArgs,
     ToolContext,
     ToolFailed,
+    ToolInvalid,
     app_tool,
     id_field,
-    rows_of,
-    search,
+    login_tool,
+    logout_tool,
+    not_found,
+    optional_id_field,
+    page,
+    person,
+    ranked,
+    sort_rows,
 )
 
 APP = "spotify"
 
+MIN_DATE = "1500-01-01"
+MAX_DATE = "3000-01-01"
+MAX_COUNT = 9223372036854775807
+"""AppWorld's "no upper bound" default of count and duration filters."""
+LINK = "https://spotify.com"
 
-SONG_FIELDS = ("song_id", "title", "artist", "album", "genre", "duration_seconds")
-
-
-SEED: dict[str, Any] = {
-    "songs": rows_of(
-        SONG_FIELDS,
-        (1, "Morning Tide", "The Low Harbors", "Saltwater", "indie", 214),
-        (2, "Quiet Engines", "Nadia Vale", "Night Shift", "electronic", 251),
-        (3, "Paper Lanterns", "The Low Harbors", "Saltwater", "indie", 189),
-        (4, "Rainfall Etude", "Ines Corvo", "Studies", "classical", 302),
-        (5, "Run the Ridge", "Highline", "Altitude", "rock", 198),
-        (6, "Slow Orbit", "Nadia Vale", "Night Shift", "electronic", 276),
-        (7, "Focus Garden", "Lumen Trio", "Deep Work", "ambient", 420),
-        (8, "Sunday Porch", "Cal Reyes", "Backroads", "folk", 233),
-    ),
-    "playlists": [{"playlist_id": 1, "title": "Workout", "song_ids": [5], "created_at": -10080.0}],
-    "player": None,
-}
+Row = dict[str, Any]
 
 
-class QueryArgs(Args):
-    query: str = ""
+class Conflict(AppError):
+    """A second record where AppWorld's database allows one (409, as AppWorld answers)."""
+
+    code = 409
 
 
-class SongArgs(Args):
+# ---------------------------------------------------------------- arguments
+
+
+def _query() -> str:
+    result: str = Field(default="", description="Search text; it ranks the results, it does not filter them.")
+    return result
+
+
+def _sort_by(fields: str) -> str | None:
+    result: str | None = Field(default=None, description=f"+field or -field, the field one of: {fields}.")
+    return result
+
+
+def _min_date(what: str) -> str:
+    result: str = Field(default=MIN_DATE, description=f"Earliest {what} (YYYY-MM-DD).")
+    return result
+
+
+def _max_date(what: str) -> str:
+    result: str = Field(default=MAX_DATE, description=f"Latest {what} (YYYY-MM-DD).")
+    return result
+
+
+def _min_count(what: str) -> int:
+    result: int = Field(default=0, ge=0, description=f"Lowest {what}.")
+    return result
+
+
+def _max_count(what: str) -> int:
+    result: int = Field(default=MAX_COUNT, ge=0, description=f"Highest {what}.")
+    return result
+
+
+def _min_rating() -> float:
+    result: float = Field(default=0, ge=0, le=5, description="Lowest average rating.")
+    return result
+
+
+def _max_rating() -> float:
+    result: float = Field(default=5, ge=0, le=5, description="Highest average rating.")
+    return result
+
+
+class SongArgs(AppArgs):
     song_id: int = id_field("The song's id.")
 
 
-class CreatePlaylistArgs(Args):
-    title: str = Field(min_length=1)
+class AuthSongArgs(AuthArgs):
+    song_id: int = id_field("The song's id.")
 
 
-class PlaylistArgs(Args):
+class AlbumArgs(AppArgs):
+    album_id: int = id_field("The album's id.")
+
+
+class AuthAlbumArgs(AuthArgs):
+    album_id: int = id_field("The album's id.")
+
+
+class ArtistArgs(AppArgs):
+    artist_id: int = id_field("The artist's id.")
+
+
+class AuthArtistArgs(AuthArgs):
+    artist_id: int = id_field("The artist's id.")
+
+
+class AuthPlaylistArgs(AuthArgs):
     playlist_id: int = id_field("The playlist's id.")
 
 
-class AddSongArgs(Args):
+class PlaylistSongArgs(AuthArgs):
     playlist_id: int = id_field("The playlist's id.")
     song_id: int = id_field("The song's id.")
 
 
-def search_songs(ctx: ToolContext, args: QueryArgs) -> JsonObject:
+class CreatePlaylistArgs(AuthArgs):
+    title: str = Field(min_length=1, description="The new playlist's title.")
+    is_public: bool = Field(default=False, description="Whether others can see the playlist.")
+
+
+class SearchSongsArgs(PageArgs):
+    query: str = _query()
+    artist_id: int | None = optional_id_field("Only songs by this artist.")
+    album_id: int | None = optional_id_field("Only songs of this album.")
+    genre: str | None = Field(default=None, description="Only songs of this genre.")
+    min_release_date: str = _min_date("release date")
+    max_release_date: str = _max_date("release date")
+    min_duration: int = _min_count("duration in seconds")
+    max_duration: int = _max_count("duration in seconds")
+    min_rating: float = _min_rating()
+    max_rating: float = _max_rating()
+    min_like_count: int = _min_count("like count")
+    max_like_count: int = _max_count("like count")
+    min_play_count: int = _min_count("play count")
+    max_play_count: int = _max_count("play count")
+    sort_by: str | None = _sort_by("rating, like_count, play_count")
+
+
+class SearchAlbumsArgs(PageArgs):
+    query: str = _query()
+    min_rating: float = _min_rating()
+    max_rating: float = _max_rating()
+    min_release_date: str = _min_date("release date")
+    max_release_date: str = _max_date("release date")
+    min_like_count: int = _min_count("like count")
+    max_like_count: int = _max_count("like count")
+    genre: str | None = Field(default=None, description="Only albums of this genre.")
+    sort_by: str | None = _sort_by("rating, release_date")
+
+
+class SearchArtistsArgs(PageArgs):
+    query: str = _query()
+    genre: str | None = Field(default=None, description="Only artists of this genre.")
+    min_follower_count: int = _min_count("follower count")
+    max_follower_count: int = _max_count("follower count")
+    sort_by: str | None = _sort_by("follower_count")
+
+
+class SearchPlaylistsArgs(AuthPageArgs):
+    query: str = _query()
+    min_like_count: int = _min_count("like count")
+    max_like_count: int = _max_count("like count")
+    min_rating: float = _min_rating()
+    max_rating: float = _max_rating()
+    sort_by: str | None = _sort_by("like_count, rating, created_at")
+
+
+class LikedSongsArgs(AuthPageArgs):
+    sort_by: str = Field(default="-liked_at", description="+field or -field, the field liked_at or title.")
+
+
+class PlaylistLibraryArgs(AuthPageArgs):
+    is_public: bool | None = Field(
+        default=None, description="Only public (true) or private (false) playlists."
+    )
+
+
+class DownloadedSongsArgs(AuthPageArgs):
+    query: str = _query()
+    min_downloaded_at: str = _min_date("download date")
+    max_downloaded_at: str = _max_date("download date")
+    sort_by: str | None = _sort_by("downloaded_at")
+
+
+class SongReviewsArgs(PageArgs):
+    song_id: int = id_field("The song's id.")
+    query: str = _query()
+    user_email: str | None = Field(
+        default=None, pattern=r"^[^@\s]+@[^@\s]+$", description="Only the review by this user."
+    )
+    min_rating: int = Field(default=1, ge=1, le=5, description="Lowest rating.")
+    max_rating: int = Field(default=5, ge=1, le=5, description="Highest rating.")
+    sort_by: str | None = _sort_by("rating, created_at")
+
+
+class ReviewSongArgs(AuthArgs):
+    song_id: int = id_field("The song's id.")
+    rating: int = Field(ge=1, le=5, description="Rating from 1 to 5.")
+    title: str = Field(default="", description="The review's title.")
+    text: str = Field(default="", description="The review's text.")
+
+
+class ReviewArgs(AppArgs):
+    review_id: int = id_field("The song review's id.")
+
+
+class UpdateReviewArgs(AuthArgs):
+    review_id: int = id_field("The song review's id.")
+    rating: int | None = Field(default=None, ge=1, le=5, description="New rating from 1 to 5.")
+    title: str | None = Field(default=None, description="New title.")
+    text: str | None = Field(default=None, description="New text.")
+
+
+class PlayMusicArgs(AuthArgs):
+    song_id: int | None = optional_id_field("Put this song first in the queue and play it.")
+    album_id: int | None = optional_id_field("Replace the queue with this album and play it.")
+    playlist_id: int | None = optional_id_field("Replace the queue with this playlist and play it.")
+    queue_position: int | None = Field(
+        default=None, ge=0, description="Play the song at this queue position."
+    )
+
+
+class AddToQueueArgs(AuthArgs):
+    song_id: int | None = optional_id_field("Add this song to the end of the queue.")
+    album_id: int | None = optional_id_field("Add this album's songs to the end of the queue.")
+    playlist_id: int | None = optional_id_field("Add this playlist's songs to the end of the queue.")
+
+
+class QueuePositionArgs(AuthArgs):
+    position: int = Field(description="The position in the queue, from 0.")
+
+
+# ---------------------------------------------------------------- lookups and views
+
+
+def _song(ctx: ToolContext, song_id: int) -> Row:
+    return ctx.find(APP, "songs", song_id, "song")
+
+
+def _album(ctx: ToolContext, album_id: int) -> Row:
+    return ctx.find(APP, "albums", album_id, "album")
+
+
+def _artist(ctx: ToolContext, artist_id: int) -> Row:
+    return ctx.find(APP, "artists", artist_id, "artist")
+
+
+def _playlist(ctx: ToolContext, playlist_id: int) -> Row:
+    return ctx.find(APP, "playlists", playlist_id, "playlist")
+
+
+def _by_id(ctx: ToolContext, collection: str, key: str) -> dict[Any, Row]:
+    return {row.get(key): row for row in ctx.rows(APP, collection)}
+
+
+def _artist_refs(artists: dict[Any, Row], ids: Iterable[Any]) -> list[JsonObject]:
+    return [{"id": i, "name": artists[i].get("name")} for i in ids if i in artists]
+
+
+def _artist_names(artists: dict[Any, Row], ids: Iterable[Any]) -> str:
+    return " ".join(str(artists[i].get("name", "")) for i in ids if i in artists)
+
+
+class Catalogue:
+    """The songs, albums and artists of one call, indexed once."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.songs = _by_id(ctx, "songs", "song_id")
+        self.albums = _by_id(ctx, "albums", "album_id")
+        self.artists = _by_id(ctx, "artists", "artist_id")
+
+    def song(self, song: Row, *, full: bool = False) -> JsonObject:
+        """AppWorld's song object: the short form (lists, queue, library) or the full one."""
+        album = self.albums.get(song.get("album_id"))
+        out: JsonObject = {
+            "song_id": song["song_id"],
+            "title": song.get("title"),
+            "album_id": song.get("album_id"),
+            "album_title": album.get("title") if album is not None else None,
+            "duration": song.get("duration"),
+            "artists": _artist_refs(self.artists, song.get("artist_ids", [])),
+        }
+        if full:
+            out |= {
+                "release_date": song.get("release_date"),
+                "genre": song.get("genre"),
+                "play_count": song.get("play_count", 0),
+                "rating": song.get("rating", 0.0),
+                "like_count": song.get("like_count", 0),
+                "review_count": song.get("review_count", 0),
+                "shareable_link": f"{LINK}/songs/{song['song_id']}",
+            }
+        return out
+
+    def song_text(self, song: Row) -> str:
+        artists = _artist_names(self.artists, song.get("artist_ids", []))
+        return f"{song.get('title', '')} {song.get('genre', '')} {artists}"
+
+    def album_songs(self, album_id: Any) -> list[Row]:
+        return [s for s in self.songs.values() if s.get("album_id") == album_id]
+
+    def album(self, album: Row, *, full: bool = False) -> JsonObject:
+        songs = self.album_songs(album["album_id"])
+        out: JsonObject = {
+            "album_id": album["album_id"],
+            "title": album.get("title"),
+            "genre": album.get("genre"),
+            "artists": _artist_refs(self.artists, album.get("artist_ids", [])),
+            "rating": album.get("rating", 0.0),
+            "like_count": album.get("like_count", 0),
+            "review_count": album.get("review_count", 0),
+            "release_date": album.get("release_date"),
+        }
+        if full:
+            out["shareable_link"] = f"{LINK}/albums/{album['album_id']}"
+            out["songs"] = [
+                {"id": s["song_id"], "title": s.get("title"), "artist_ids": list(s.get("artist_ids", []))}
+                for s in songs
+            ]
+        else:
+            out["song_ids"] = [s["song_id"] for s in songs]
+        return out
+
+    def album_text(self, album: Row) -> str:
+        artists = _artist_names(self.artists, album.get("artist_ids", []))
+        return f"{album.get('title', '')} {album.get('genre', '')} {artists}"
+
+    def playlist(self, playlist: Row, *, full: bool = False) -> JsonObject:
+        out: JsonObject = {
+            "playlist_id": playlist["playlist_id"],
+            "title": playlist.get("title"),
+            "is_public": bool(playlist.get("is_public", False)),
+            "rating": playlist.get("rating", 0.0),
+            "like_count": playlist.get("like_count", 0),
+            "review_count": playlist.get("review_count", 0),
+            "owner": _owner(self.ctx, playlist.get("user_id")),
+            "created_at": playlist.get("created_at"),
+        }
+        song_ids = list(playlist.get("song_ids", []))
+        if full:
+            out["shareable_link"] = (
+                f"{LINK}/playlists/{playlist['playlist_id']}" if out["is_public"] else None
+            )
+            out["songs"] = [
+                {
+                    "id": i,
+                    "title": self.songs[i].get("title"),
+                    "artist_ids": [a for a in self.songs[i].get("artist_ids", []) if a in self.artists],
+                }
+                for i in song_ids
+                if i in self.songs
+            ]
+        else:
+            out["song_ids"] = song_ids
+        return out
+
+
+def _artist_view(artist: Row) -> JsonObject:
     return {
-        "songs": search(ctx.rows(APP, "songs"), args.query, "song_id", "title", "artist", "album", "genre")
+        "artist_id": artist["artist_id"],
+        "name": artist.get("name"),
+        "genre": artist.get("genre"),
+        "follower_count": artist.get("follower_count", 0),
+        "created_at": artist.get("created_at"),
     }
 
 
-def play_music(ctx: ToolContext, args: SongArgs) -> JsonObject:
-    song = ctx.find(APP, "songs", args.song_id, "song")
-    player = {
-        "song_id": args.song_id,
-        "title": song.get("title"),
-        "artist": song.get("artist"),
-        "started_at": ctx.now,
+def _owner(ctx: ToolContext, user_id: Any) -> JsonObject:
+    for user in ctx.rows(APP, "users"):
+        if user.get("user_id") == user_id:
+            return person(user)
+    return {"name": None, "email": None}
+
+
+def _review_view(ctx: ToolContext, review: Row) -> JsonObject:
+    return {
+        "song_review_id": review["song_review_id"],
+        "song_id": review.get("song_id"),
+        "rating": review.get("rating"),
+        "title": review.get("title", ""),
+        "text": review.get("text", ""),
+        "created_at": review.get("created_at"),
+        "user": _owner(ctx, review.get("user_id")),
     }
-    ctx.app(APP)["player"] = player
-    return {"playing": player}
+
+
+# ---------------------------------------------------------------- filters, sorting, paging
+
+
+def _date(value: str, name: str, *, end: bool = False) -> datetime:
+    """A date argument (``YYYY-MM-DD`` or a full timestamp); a bare date ends at 23:59:59 when
+    ``end`` (a maximum)."""
+    try:
+        parsed = datetime.strptime(value, "%Y-%m-%d")
+        return parsed.replace(hour=23, minute=59, second=59) if end else parsed
+    except ValueError:
+        pass
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD.") from None
+
+
+def _record_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    for form in ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(value[:19], form)
+        except ValueError:
+            continue
+    return None
+
+
+Check = Callable[[Row], bool]
+
+
+def _range(field: str, low: float, high: float, default_low: float, default_high: float) -> Check | None:
+    """A range filter on a number field; None when both bounds are the defaults (no filter)."""
+    if low == default_low and high == default_high:
+        return None
+    return lambda row: low <= float(row.get(field) or 0) <= high
+
+
+def _date_range(field: str, low: str, high: str, low_name: str, high_name: str) -> Check | None:
+    if low == MIN_DATE and high == MAX_DATE:
+        return None
+    start, stop = _date(low, low_name), _date(high, high_name, end=True)
+
+    def test(row: Row) -> bool:
+        when = _record_time(row.get(field))
+        return when is not None and start <= when <= stop
+
+    return test
+
+
+def _genre(genre: str | None) -> Check | None:
+    if genre is None:
+        return None
+    wanted = genre.lower()
+    return lambda row: str(row.get("genre", "")).lower() == wanted
+
+
+def _keep(rows: Iterable[Row], *tests: Check | None) -> list[Row]:
+    active = [t for t in tests if t is not None]
+    return [r for r in rows if all(t(r) for t in active)]
+
+
+def _check_sort(sort_by: str | None, valid: tuple[str, ...]) -> None:
+    if not sort_by:
+        return
+    if sort_by[0] not in "+-":
+        raise ToolFailed("The sort_by parameter must start with + or -.")
+    if sort_by.lstrip("+-") not in valid:
+        raise ToolFailed(
+            f"If sort_by is passed, it must be one of {', '.join(valid)} and must be prefixed with + or -."
+        )
+
+
+class Listing(Protocol):
+    """The arguments of a search: a query, a sort and a page."""
+
+    @property
+    def query(self) -> str: ...
+    @property
+    def sort_by(self) -> str | None: ...
+    @property
+    def page_index(self) -> int: ...
+    @property
+    def page_limit(self) -> int: ...
+
+
+def _retrieve(
+    items: list[tuple[str, JsonObject]], args: Listing, valid: tuple[str, ...], last_resort: str | None = None
+) -> list[JsonObject]:
+    """AppWorld's listing of ``(search text, record)`` items: with a query, the ranked page
+    (matches first) sorted by ``sort_by``; without one, everything sorted (``sort_by`` else
+    ``last_resort``) and then paged."""
+    _check_sort(args.sort_by, valid)
+    if args.query.strip():
+        hits = ranked([{"text": text, "out": out} for text, out in items], args.query, "text")
+        found: list[JsonObject] = [h["out"] for h in page(hits, args.page_index, args.page_limit)]
+        return sort_rows(found, args.sort_by) if args.sort_by else found
+    outs = [out for _, out in items]
+    return page(sort_rows(outs, args.sort_by or last_resort), args.page_index, args.page_limit)
+
+
+# ---------------------------------------------------------------- per-user records
+
+
+def _mine(ctx: ToolContext, collection: str, user_id: Any, field: str, value: Any) -> Row | None:
+    for row in ctx.rows(APP, collection):
+        if row.get("user_id") == user_id and row.get(field) == value:
+            return row
+    return None
+
+
+def _owned(ctx: ToolContext, collection: str, user_id: Any) -> list[Row]:
+    return [row for row in ctx.rows(APP, collection) if row.get("user_id") == user_id]
+
+
+def _add(ctx: ToolContext, collection: str, key: str, record: Row) -> Row:
+    record = {key: ctx.new_id(APP, collection), **record}
+    ctx.rows(APP, collection).append(record)
+    return record
+
+
+def _remove(ctx: ToolContext, collection: str, record: Row) -> None:
+    rows = ctx.rows(APP, collection)
+    rows[:] = [r for r in rows if r is not record]
+
+
+def _bump(record: Row, field: str, by: int) -> None:
+    record[field] = max(0, int(record.get(field) or 0) + by)
+
+
+# ---------------------------------------------------------------- catalogue
+
+
+def show_genres(ctx: ToolContext, args: NoAppArgs) -> list[Any]:
+    genres: list[Any] = []
+    for song in ctx.rows(APP, "songs"):
+        genre = song.get("genre")
+        if genre not in genres:
+            genres.append(genre)
+    return genres
+
+
+def search_songs(ctx: ToolContext, args: SearchSongsArgs) -> list[JsonObject]:
+    cat = Catalogue(ctx)
+    rows = _keep(
+        ctx.rows(APP, "songs"),
+        None if args.album_id is None else (lambda r: r.get("album_id") == args.album_id),
+        None if args.artist_id is None else (lambda r: args.artist_id in r.get("artist_ids", [])),
+        _genre(args.genre),
+        _date_range(
+            "release_date",
+            args.min_release_date,
+            args.max_release_date,
+            "min_release_date",
+            "max_release_date",
+        ),
+        _range("duration", args.min_duration, args.max_duration, 0, MAX_COUNT),
+        _range("rating", args.min_rating, args.max_rating, 0, 5),
+        _range("like_count", args.min_like_count, args.max_like_count, 0, MAX_COUNT),
+        _range("play_count", args.min_play_count, args.max_play_count, 0, MAX_COUNT),
+    )
+    items = [(cat.song_text(s), cat.song(s, full=True)) for s in rows]
+    return _retrieve(items, args, ("rating", "like_count", "play_count"))
+
+
+def show_song(ctx: ToolContext, args: SongArgs) -> JsonObject:
+    return Catalogue(ctx).song(_song(ctx, args.song_id), full=True)
+
+
+def search_albums(ctx: ToolContext, args: SearchAlbumsArgs) -> list[JsonObject]:
+    cat = Catalogue(ctx)
+    rows = _keep(
+        ctx.rows(APP, "albums"),
+        _genre(args.genre),
+        _date_range(
+            "release_date",
+            args.min_release_date,
+            args.max_release_date,
+            "min_release_date",
+            "max_release_date",
+        ),
+        _range("like_count", args.min_like_count, args.max_like_count, 0, MAX_COUNT),
+        _range("rating", args.min_rating, args.max_rating, 0, 5),
+    )
+    items = [(cat.album_text(a), cat.album(a)) for a in rows]
+    return _retrieve(items, args, ("rating", "release_date"))
+
+
+def show_album(ctx: ToolContext, args: AlbumArgs) -> JsonObject:
+    return Catalogue(ctx).album(_album(ctx, args.album_id), full=True)
+
+
+def search_artists(ctx: ToolContext, args: SearchArtistsArgs) -> list[JsonObject]:
+    rows = _keep(
+        ctx.rows(APP, "artists"),
+        _genre(args.genre),
+        _range("follower_count", args.min_follower_count, args.max_follower_count, 0, MAX_COUNT),
+    )
+    items = [(f"{a.get('name', '')} {a.get('genre', '')}", _artist_view(a)) for a in rows]
+    return _retrieve(items, args, ("follower_count",))
+
+
+def show_artist(ctx: ToolContext, args: ArtistArgs) -> JsonObject:
+    return _artist_view(_artist(ctx, args.artist_id))
+
+
+# ---------------------------------------------------------------- likes and follows
+
+
+def like_song(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    song = _song(ctx, args.song_id)
+    if _mine(ctx, "song_likes", user["user_id"], "song_id", args.song_id) is not None:
+        raise ToolFailed("You have already liked this song in the past.")
+    _add(
+        ctx,
+        "song_likes",
+        "song_like_id",
+        {"user_id": user["user_id"], "song_id": args.song_id, "liked_at": ctx.timestamp()},
+    )
+    _bump(song, "like_count", 1)
+    return {"message": "Song liked."}
+
+
+def unlike_song(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    song = _song(ctx, args.song_id)
+    like = _mine(ctx, "song_likes", user["user_id"], "song_id", args.song_id)
+    if like is None:
+        raise ToolFailed("You have not liked this song, so cannot unlike it.")
+    _remove(ctx, "song_likes", like)
+    _bump(song, "like_count", -1)
+    return {"message": "Song unliked."}
+
+
+def show_liked_songs(ctx: ToolContext, args: LikedSongsArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    _check_sort(args.sort_by, ("liked_at", "title"))
+    cat = Catalogue(ctx)
+    liked = [
+        cat.song(cat.songs[like["song_id"]]) | {"liked_at": like.get("liked_at")}
+        for like in _owned(ctx, "song_likes", user["user_id"])
+        if like.get("song_id") in cat.songs
+    ]
+    return page(sort_rows(liked, args.sort_by), args.page_index, args.page_limit)
+
+
+def like_album(ctx: ToolContext, args: AuthAlbumArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    album = _album(ctx, args.album_id)
+    if _mine(ctx, "album_likes", user["user_id"], "album_id", args.album_id) is not None:
+        raise ToolFailed("You have already liked this album in the past.")
+    _add(
+        ctx,
+        "album_likes",
+        "album_like_id",
+        {"user_id": user["user_id"], "album_id": args.album_id, "liked_at": ctx.timestamp()},
+    )
+    _bump(album, "like_count", 1)
+    return {"message": "Album liked."}
+
+
+def _may_see(user: Row, playlist: Row) -> None:
+    if not playlist.get("is_public") and playlist.get("user_id") != user["user_id"]:
+        raise ToolFailed("This playlist is not public, and does not belong to you, so you cannot access it.")
+
+
+def _must_own(user: Row, record: Row, what: str) -> None:
+    if record.get("user_id") != user["user_id"]:
+        raise ToolFailed(f"The given {what} does not belong to you, so you cannot access it.")
+
+
+def like_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    playlist = _playlist(ctx, args.playlist_id)
+    _may_see(user, playlist)
+    if _mine(ctx, "playlist_likes", user["user_id"], "playlist_id", args.playlist_id) is not None:
+        raise ToolFailed("You have already liked this playlist in the past.")
+    _add(
+        ctx,
+        "playlist_likes",
+        "playlist_like_id",
+        {"user_id": user["user_id"], "playlist_id": args.playlist_id, "liked_at": ctx.timestamp()},
+    )
+    _bump(playlist, "like_count", 1)
+    return {"message": "Playlist liked."}
+
+
+def follow_artist(ctx: ToolContext, args: AuthArtistArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    artist = _artist(ctx, args.artist_id)
+    if _mine(ctx, "artist_follows", user["user_id"], "artist_id", args.artist_id) is not None:
+        raise ToolFailed("You are already following this artist.")
+    _add(
+        ctx,
+        "artist_follows",
+        "artist_follow_id",
+        {"user_id": user["user_id"], "artist_id": args.artist_id, "followed_at": ctx.timestamp()},
+    )
+    _bump(artist, "follower_count", 1)
+    return {"message": "Artist followed."}
+
+
+def unfollow_artist(ctx: ToolContext, args: AuthArtistArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    follow = _mine(ctx, "artist_follows", user["user_id"], "artist_id", args.artist_id)
+    if follow is None:
+        raise ToolFailed("You are already not following this artist.")
+    _remove(ctx, "artist_follows", follow)
+    for artist in ctx.rows(APP, "artists"):
+        if artist.get("artist_id") == args.artist_id:
+            _bump(artist, "follower_count", -1)
+    return {"message": "Artist unfollowed."}
+
+
+def show_artist_following(ctx: ToolContext, args: AuthArtistArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    _artist(ctx, args.artist_id)
+    return {
+        "following": _mine(ctx, "artist_follows", user["user_id"], "artist_id", args.artist_id) is not None
+    }
+
+
+def show_following_artists(ctx: ToolContext, args: AuthPageArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    artists = _by_id(ctx, "artists", "artist_id")
+    follows = [
+        _artist_view(artists[f["artist_id"]]) | {"followed_at": f.get("followed_at")}
+        for f in _owned(ctx, "artist_follows", user["user_id"])
+        if f.get("artist_id") in artists
+    ]
+    return page(follows, args.page_index, args.page_limit)
+
+
+# ---------------------------------------------------------------- libraries and downloads
+
+
+def add_song_to_library(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    _song(ctx, args.song_id)
+    if _mine(ctx, "library_songs", user["user_id"], "song_id", args.song_id) is not None:
+        raise ToolFailed("The song is already in your library.")
+    _add(
+        ctx,
+        "library_songs",
+        "library_song_id",
+        {"user_id": user["user_id"], "song_id": args.song_id, "added_at": ctx.timestamp()},
+    )
+    return {"message": "Song added to library."}
+
+
+def remove_song_from_library(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    entry = _mine(ctx, "library_songs", user["user_id"], "song_id", args.song_id)
+    if entry is None:
+        raise ToolFailed("The song is not in your library.")
+    _remove(ctx, "library_songs", entry)
+    return {"message": "Song removed from library."}
+
+
+def show_song_library(ctx: ToolContext, args: AuthPageArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    cat = Catalogue(ctx)
+    entries = [
+        cat.song(cat.songs[e["song_id"]]) | {"added_at": e.get("added_at")}
+        for e in _owned(ctx, "library_songs", user["user_id"])
+        if e.get("song_id") in cat.songs
+    ]
+    return page(entries, args.page_index, args.page_limit)
+
+
+def add_album_to_library(ctx: ToolContext, args: AuthAlbumArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    _album(ctx, args.album_id)
+    if _mine(ctx, "library_albums", user["user_id"], "album_id", args.album_id) is not None:
+        raise ToolFailed("The album is already in your library.")
+    _add(
+        ctx,
+        "library_albums",
+        "library_album_id",
+        {"user_id": user["user_id"], "album_id": args.album_id, "added_at": ctx.timestamp()},
+    )
+    return {"message": "Album added to library."}
+
+
+def show_album_library(ctx: ToolContext, args: AuthPageArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    cat = Catalogue(ctx)
+    entries = [
+        cat.album(cat.albums[e["album_id"]]) | {"added_at": e.get("added_at")}
+        for e in _owned(ctx, "library_albums", user["user_id"])
+        if e.get("album_id") in cat.albums
+    ]
+    return page(entries, args.page_index, args.page_limit)
+
+
+def download_song(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    _song(ctx, args.song_id)
+    if _mine(ctx, "downloaded_songs", user["user_id"], "song_id", args.song_id) is not None:
+        raise ToolFailed("The song is already downloaded.")
+    _add(
+        ctx,
+        "downloaded_songs",
+        "downloaded_song_id",
+        {"user_id": user["user_id"], "song_id": args.song_id, "downloaded_at": ctx.timestamp()},
+    )
+    return {"message": "Song downloaded."}
+
+
+def remove_downloaded_song(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    entry = _mine(ctx, "downloaded_songs", user["user_id"], "song_id", args.song_id)
+    if entry is None:
+        raise ToolFailed("The song is not downloaded.")
+    _remove(ctx, "downloaded_songs", entry)
+    return {"message": "Song removed from downloads."}
+
+
+def show_downloaded_songs(ctx: ToolContext, args: DownloadedSongsArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    cat = Catalogue(ctx)
+    entries = _keep(
+        (e for e in _owned(ctx, "downloaded_songs", user["user_id"]) if e.get("song_id") in cat.songs),
+        _date_range(
+            "downloaded_at",
+            args.min_downloaded_at,
+            args.max_downloaded_at,
+            "min_downloaded_at",
+            "max_downloaded_at",
+        ),
+    )
+    items = [
+        (
+            cat.song_text(cat.songs[e["song_id"]]),
+            cat.song(cat.songs[e["song_id"]]) | {"downloaded_at": e.get("downloaded_at")},
+        )
+        for e in entries
+    ]
+    return _retrieve(items, args, ("downloaded_at",), "-downloaded_at")
+
+
+# ---------------------------------------------------------------- playlists
+
+
+def search_playlists(ctx: ToolContext, args: SearchPlaylistsArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    rows = ctx.rows(APP, "playlists")
+    own_private = [p for p in rows if not p.get("is_public") and p.get("user_id") == user["user_id"]]
+    public = [p for p in rows if p.get("is_public")]
+    found = _keep(
+        own_private + public,
+        _range("like_count", args.min_like_count, args.max_like_count, 0, MAX_COUNT),
+        _range("rating", args.min_rating, args.max_rating, 0, 5),
+    )
+    cat = Catalogue(ctx)
+    items = [(str(p.get("title", "")), cat.playlist(p)) for p in found]
+    return _retrieve(items, args, ("like_count", "rating", "created_at"), "-like_count")
+
+
+def show_playlist_library(ctx: ToolContext, args: PlaylistLibraryArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    mine = _owned(ctx, "playlists", user["user_id"])
+    if args.is_public is not None:
+        mine = [p for p in mine if bool(p.get("is_public")) == args.is_public]
+    cat = Catalogue(ctx)
+    return [cat.playlist(p) for p in page(mine, args.page_index, args.page_limit)]
+
+
+def show_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    playlist = _playlist(ctx, args.playlist_id)
+    _may_see(user, playlist)
+    return Catalogue(ctx).playlist(playlist, full=True)
 
 
 def create_playlist(ctx: ToolContext, args: CreatePlaylistArgs) -> JsonObject:
-    playlist_id = ctx.new_id(APP, "playlists")
-    ctx.rows(APP, "playlists").append(
-        {"playlist_id": playlist_id, "title": args.title, "song_ids": [], "created_at": ctx.now}
+    user = ctx.user(APP, args.access_token)
+    if _mine(ctx, "playlists", user["user_id"], "title", args.title) is not None:
+        raise Conflict("Playlist with this title and user_id already exists.")
+    playlist = _add(
+        ctx,
+        "playlists",
+        "playlist_id",
+        {
+            "title": args.title,
+            "user_id": user["user_id"],
+            "is_public": args.is_public,
+            "created_at": ctx.timestamp(),
+            "rating": 0.0,
+            "like_count": 0,
+            "review_count": 0,
+            "song_ids": [],
+        },
     )
-    return {"playlist_id": playlist_id, "title": args.title}
+    return {"message": "Playlist created.", "playlist_id": playlist["playlist_id"]}
 
 
-def add_song_to_playlist(ctx: ToolContext, args: AddSongArgs) -> JsonObject:
-    playlist = ctx.find(APP, "playlists", args.playlist_id, "playlist")
-    ctx.find(APP, "songs", args.song_id, "song")
+def delete_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    playlist = _playlist(ctx, args.playlist_id)
+    _must_own(user, playlist, "playlist")
+    likes = ctx.rows(APP, "playlist_likes")
+    likes[:] = [like for like in likes if like.get("playlist_id") != args.playlist_id]
+    _remove(ctx, "playlists", playlist)
+    return {"message": "Playlist deleted."}
+
+
+def add_song_to_playlist(ctx: ToolContext, args: PlaylistSongArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    playlist = _playlist(ctx, args.playlist_id)
+    _must_own(user, playlist, "playlist")
     song_ids = playlist.setdefault("song_ids", [])
     if args.song_id in song_ids:
-        raise ToolFailed(f"song {args.song_id} is already in playlist {args.playlist_id}")
+        raise ToolFailed("The song is already in the playlist.")
+    if args.song_id not in _by_id(ctx, "songs", "song_id"):
+        raise ToolFailed(
+            f"The PlaylistSong object is linked to a non-existent object via song_id={args.song_id}."
+        )
     song_ids.append(args.song_id)
-    return {"playlist_id": args.playlist_id, "song_id": args.song_id, "songs": len(song_ids)}
+    return {"message": "Song added to the playlist."}
 
 
-def show_playlists(ctx: ToolContext, args: NoArgs) -> JsonObject:
-    return {"playlists": list(ctx.rows(APP, "playlists"))}
+def remove_song_from_playlist(ctx: ToolContext, args: PlaylistSongArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    playlist = _playlist(ctx, args.playlist_id)
+    _must_own(user, playlist, "playlist")
+    song_ids = playlist.setdefault("song_ids", [])
+    if args.song_id not in song_ids:
+        raise ToolFailed("The song is not in the playlist.")
+    song_ids.remove(args.song_id)
+    return {"message": "Song removed from playlist."}
 
 
-def show_playlist(ctx: ToolContext, args: PlaylistArgs) -> JsonObject:
-    playlist = ctx.find(APP, "playlists", args.playlist_id, "playlist")
-    songs = [ctx.find(APP, "songs", int(s), "song") for s in playlist.get("song_ids", [])]
-    return {**playlist, "songs": songs}
+# ---------------------------------------------------------------- song reviews
+
+
+def _set_rating(song: Row, old: int | None, new: int | None) -> None:
+    """The song's average rating and review count after a review is added (``old`` None),
+    changed, or removed (``new`` None), from the stored average."""
+    count = int(song.get("review_count") or 0)
+    total = float(song.get("rating") or 0.0) * count
+    if old is not None:
+        total, count = total - old, count - 1
+    if new is not None:
+        total, count = total + new, count + 1
+    song["review_count"] = max(count, 0)
+    song["rating"] = round(total / count, 1) if count > 0 else 0.0
+
+
+def show_song_reviews(ctx: ToolContext, args: SongReviewsArgs) -> list[JsonObject]:
+    _song(ctx, args.song_id)
+    author: Any = None
+    if args.user_email is not None:
+        author = ctx.find_by(APP, "users", "email", args.user_email, "user")["user_id"]
+    reviews = _keep(
+        ctx.rows(APP, "song_reviews"),
+        lambda r: r.get("song_id") == args.song_id,
+        None if author is None else (lambda r: r.get("user_id") == author),
+        _range("rating", args.min_rating, args.max_rating, 1, 5),
+    )
+    items = [(f"{r.get('title', '')} {r.get('text', '')}", _review_view(ctx, r)) for r in reviews]
+    return _retrieve(items, args, ("rating", "created_at"))
+
+
+def review_song(ctx: ToolContext, args: ReviewSongArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    songs = _by_id(ctx, "songs", "song_id")
+    if args.song_id not in songs:
+        raise ToolFailed(
+            f"The SongReview object is linked to a non-existent object via song_id={args.song_id}."
+        )
+    if _mine(ctx, "song_reviews", user["user_id"], "song_id", args.song_id) is not None:
+        raise Conflict("SongReview with this song_id and user_id already exists.")
+    review = _add(
+        ctx,
+        "song_reviews",
+        "song_review_id",
+        {
+            "song_id": args.song_id,
+            "user_id": user["user_id"],
+            "rating": args.rating,
+            "title": args.title,
+            "text": args.text,
+            "created_at": ctx.timestamp(),
+        },
+    )
+    _set_rating(songs[args.song_id], None, args.rating)
+    return {"message": "Added a new song review.", "song_review_id": review["song_review_id"]}
+
+
+def show_song_review(ctx: ToolContext, args: ReviewArgs) -> JsonObject:
+    return _review_view(ctx, ctx.find(APP, "song_reviews", args.review_id, "song review"))
+
+
+def update_song_review(ctx: ToolContext, args: UpdateReviewArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    review = ctx.find(APP, "song_reviews", args.review_id, "song review")
+    _must_own(user, review, "song review")
+    if args.rating is not None:
+        song = _by_id(ctx, "songs", "song_id").get(review.get("song_id"))
+        if song is not None:
+            _set_rating(song, int(review.get("rating") or 0), args.rating)
+        review["rating"] = args.rating
+    if args.title is not None:
+        review["title"] = args.title
+    if args.text is not None:
+        review["text"] = args.text
+    return {"message": "Updated the song review."}
+
+
+# ---------------------------------------------------------------- music player
+
+
+def _player(ctx: ToolContext, user_id: Any, *, create: bool) -> Row:
+    """The user's music player; a new empty one (kept in the state only when ``create``)."""
+    for row in ctx.rows(APP, "music_players"):
+        if row.get("user_id") == user_id:
+            row.setdefault("queue_song_ids", [])
+            return row
+    fresh: Row = {
+        "user_id": user_id,
+        "queue_song_ids": [],
+        "cursor_position": None,
+        "is_playing": False,
+        "is_looping": False,
+        "played_seconds": 0,
+    }
+    return _add(ctx, "music_players", "music_player_id", fresh) if create else fresh
+
+
+def _cursor(player: Row) -> int:
+    return int(player.get("cursor_position") or 0)
+
+
+def _queue_songs(
+    ctx: ToolContext, album_id: int | None, playlist_id: int | None, verb: str
+) -> tuple[str, list[int]]:
+    """The songs an album or playlist puts in the queue ("Album"/"Playlist", ids)."""
+    if album_id is not None:
+        _album(ctx, album_id)
+        ids = [s["song_id"] for s in Catalogue(ctx).album_songs(album_id)]
+        if not ids:
+            raise ToolFailed(f"The album is empty, {verb}.")
+        return "Album", ids
+    assert playlist_id is not None
+    ids = [int(i) for i in _playlist(ctx, playlist_id).get("song_ids", [])]
+    if not ids:
+        raise ToolFailed(f"The playlist is empty, {verb}.")
+    return "Playlist", ids
+
+
+def play_music(ctx: ToolContext, args: PlayMusicArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    given = sum(v is not None for v in (args.queue_position, args.song_id, args.album_id, args.playlist_id))
+    if given > 1:
+        raise ToolFailed(
+            "Either none or exactly one of queue_position, song_id, album_id or playlist_id "
+            f"should be passed, found {given}."
+        )
+    player = _player(ctx, user["user_id"], create=True)
+    queue: list[int] = player["queue_song_ids"]
+    if args.song_id is not None:
+        _song(ctx, args.song_id)
+        queue.insert(0, args.song_id)
+        player["cursor_position"] = 0
+    elif args.album_id is not None or args.playlist_id is not None:
+        _, ids = _queue_songs(ctx, args.album_id, args.playlist_id, "cannot play it")
+        queue[:] = ids
+        player["cursor_position"] = 0
+    elif args.queue_position is not None:
+        if not queue:
+            raise ToolFailed("The song queue is empty, cannot play it.")
+        if args.queue_position >= len(queue):
+            raise ToolFailed(
+                f"The queue position ({args.queue_position}) is out of range, "
+                f"the queue has only {len(queue)} songs."
+            )
+        player["cursor_position"] = args.queue_position
+    elif not queue:
+        raise ToolFailed("The song queue is empty, cannot play it.")
+    song = _song(ctx, queue[_cursor(player)])
+    player["is_playing"] = True
+    return {"message": f"Song ({song.get('title')}) is now playing.", "song_id": song["song_id"]}
+
+
+def _step(ctx: ToolContext, args: AuthArgs, forward: bool) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    word = "next" if forward else "previous"
+    player = _player(ctx, user["user_id"], create=True)
+    queue = player["queue_song_ids"]
+    if not queue:
+        raise ToolFailed(f"The song queue is empty, cannot move to the {word} song.")
+    if len(queue) == 1:
+        raise ToolFailed(f"There is only one song in the queue, cannot move to the {word} song.")
+    player["cursor_position"] = (_cursor(player) + (1 if forward else -1)) % len(queue)
+    player["played_seconds"] = 0
+    return {"message": f"Moved to the {word} song in the queue.", "song_id": queue[player["cursor_position"]]}
+
+
+def previous_song(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    return _step(ctx, args, forward=False)
+
+
+def next_song(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    return _step(ctx, args, forward=True)
+
+
+def show_current_song(ctx: ToolContext, args: AuthArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    player = _player(ctx, user["user_id"], create=False)
+    queue = player["queue_song_ids"]
+    if not queue:
+        raise ToolFailed("The song queue is empty.")
+    song = _song(ctx, queue[_cursor(player)])
+    return Catalogue(ctx).song(song) | {
+        "played_seconds": player.get("played_seconds", 0),
+        "is_playing": bool(player.get("is_playing", False)),
+        "is_looping": bool(player.get("is_looping", False)),
+    }
+
+
+def show_song_queue(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    player = _player(ctx, user["user_id"], create=False)
+    queue = player["queue_song_ids"]
+    cat = Catalogue(ctx)
+    current = queue[_cursor(player)] if queue and player.get("cursor_position") is not None else None
+    playing = bool(player.get("is_playing", False))
+    out = []
+    for position, song_id in enumerate(queue):
+        song = cat.songs.get(song_id)
+        if song is None:
+            raise not_found("song", song_id)
+        out.append(
+            cat.song(song)
+            | {
+                "position": position,
+                "is_current": song_id == current,
+                "is_playing": playing and song_id == current,
+            }
+        )
+    return out
+
+
+def add_to_queue(ctx: ToolContext, args: AddToQueueArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    given = sum(v is not None for v in (args.song_id, args.album_id, args.playlist_id))
+    if given != 1:
+        raise ToolFailed(f"Exactly one of song_id, album_id or playlist_id should be passed, found {given}.")
+    player = _player(ctx, user["user_id"], create=True)
+    if args.song_id is not None:
+        _song(ctx, args.song_id)
+        what, ids = "Song", [args.song_id]
+    else:
+        what, ids = _queue_songs(ctx, args.album_id, args.playlist_id, "nothing to add to the queue")
+    player["queue_song_ids"].extend(ids)
+    if player.get("cursor_position") is None:
+        player["cursor_position"] = 0
+    return {"message": f"{what} added to the queue."}
+
+
+def remove_song_from_queue(ctx: ToolContext, args: QueuePositionArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    player = _player(ctx, user["user_id"], create=True)
+    queue = player["queue_song_ids"]
+    if not queue:
+        raise ToolFailed("The song queue is empty, cannot remove a song.")
+    if not 0 <= args.position < len(queue):
+        raise ToolFailed(
+            f"The song queue has {len(queue)} songs. So the position should be >= 0 and < {len(queue)}."
+        )
+    queue.pop(args.position)
+    cursor = _cursor(player)
+    if not queue:
+        player["cursor_position"] = None
+    elif cursor > args.position:
+        player["cursor_position"] = cursor - 1
+    elif cursor == args.position:
+        player["cursor_position"] = args.position % len(queue)
+    return {"message": f"Removed song at position {args.position} from the song queue."}
+
+
+# ---------------------------------------------------------------- the tools
 
 
 TOOLS: tuple[EpisodeTool[Any], ...] = (
-    app_tool(APP, "search_songs", "Search songs by title, artist, album or genre.", QueryArgs, search_songs),
-    app_tool(APP, "play_music", "Start playing a song.", SongArgs, play_music),
+    login_tool(APP),
+    logout_tool(APP),
+    app_tool(APP, "show_genres", "List every music genre of the catalogue.", NoAppArgs, show_genres),
+    app_tool(
+        APP,
+        "search_songs",
+        "Search songs (title, genre, artists), with optional filters.",
+        SearchSongsArgs,
+        search_songs,
+    ),
+    app_tool(APP, "show_song", "Show one song in full, with its shareable link.", SongArgs, show_song),
+    app_tool(
+        APP,
+        "search_albums",
+        "Search albums (title, genre, artists), with optional filters.",
+        SearchAlbumsArgs,
+        search_albums,
+    ),
+    app_tool(APP, "show_album", "Show one album and its songs.", AlbumArgs, show_album),
+    app_tool(APP, "search_artists", "Search artists by name or genre.", SearchArtistsArgs, search_artists),
+    app_tool(APP, "show_artist", "Show one artist.", ArtistArgs, show_artist),
+    app_tool(APP, "like_song", "Like a song.", AuthSongArgs, like_song),
+    app_tool(APP, "unlike_song", "Take back your like of a song.", AuthSongArgs, unlike_song),
+    app_tool(APP, "show_liked_songs", "List the songs you liked.", LikedSongsArgs, show_liked_songs),
+    app_tool(APP, "like_album", "Like an album.", AuthAlbumArgs, like_album),
+    app_tool(
+        APP, "like_playlist", "Like a playlist (yours or a public one).", AuthPlaylistArgs, like_playlist
+    ),
+    app_tool(APP, "follow_artist", "Follow an artist.", AuthArtistArgs, follow_artist),
+    app_tool(APP, "unfollow_artist", "Stop following an artist.", AuthArtistArgs, unfollow_artist),
+    app_tool(
+        APP,
+        "show_artist_following",
+        "Tell whether you follow an artist.",
+        AuthArtistArgs,
+        show_artist_following,
+    ),
+    app_tool(
+        APP, "show_following_artists", "List the artists you follow.", AuthPageArgs, show_following_artists
+    ),
+    app_tool(
+        APP, "add_song_to_library", "Save a song in your song library.", AuthSongArgs, add_song_to_library
+    ),
+    app_tool(
+        APP,
+        "remove_song_from_library",
+        "Take a song out of your song library.",
+        AuthSongArgs,
+        remove_song_from_library,
+    ),
+    app_tool(
+        APP, "show_song_library", "List the songs of your song library.", AuthPageArgs, show_song_library
+    ),
+    app_tool(
+        APP,
+        "add_album_to_library",
+        "Save an album in your album library.",
+        AuthAlbumArgs,
+        add_album_to_library,
+    ),
+    app_tool(
+        APP, "show_album_library", "List the albums of your album library.", AuthPageArgs, show_album_library
+    ),
+    app_tool(APP, "download_song", "Download a song.", AuthSongArgs, download_song),
+    app_tool(
+        APP, "remove_downloaded_song", "Delete a downloaded song.", AuthSongArgs, remove_downloaded_song
+    ),
+    app_tool(
+        APP,
+        "show_downloaded_songs",
+        "List or search your downloaded songs.",
+        DownloadedSongsArgs,
+        show_downloaded_songs,
+    ),
+    app_tool(
+        APP,
+        "search_playlists",
+        "Search the public playlists and your own private ones.",
+        SearchPlaylistsArgs,
+        search_playlists,
+    ),
+    app_tool(
+        APP,
+        "show_playlist_library",
+        "List the playlists you own.",
+        PlaylistLibraryArgs,
+        show_playlist_library,
+    ),
+    app_tool(
+        APP,
+        "show_playlist",
+        "Show a playlist (yours or a public one) and its songs.",
+        AuthPlaylistArgs,
+        show_playlist,
+    ),
     app_tool(APP, "create_playlist", "Create an empty playlist.", CreatePlaylistArgs, create_playlist),
-    app_tool(APP, "add_song_to_playlist", "Add a song to a playlist.", AddSongArgs, add_song_to_playlist),
-    app_tool(APP, "show_playlists", "List the playlists.", NoArgs, show_playlists),
-    app_tool(APP, "show_playlist", "Show a playlist and its songs.", PlaylistArgs, show_playlist),
+    app_tool(APP, "delete_playlist", "Delete one of your playlists.", AuthPlaylistArgs, delete_playlist),
+    app_tool(
+        APP,
+        "add_song_to_playlist",
+        "Add a song to the end of one of your playlists.",
+        PlaylistSongArgs,
+        add_song_to_playlist,
+    ),
+    app_tool(
+        APP,
+        "remove_song_from_playlist",
+        "Take a song out of one of your playlists.",
+        PlaylistSongArgs,
+        remove_song_from_playlist,
+    ),
+    app_tool(APP, "show_song_reviews", "List the reviews of a song.", SongReviewsArgs, show_song_reviews),
+    app_tool(
+        APP, "review_song", "Rate and review a song (one review per song).", ReviewSongArgs, review_song
+    ),
+    app_tool(APP, "show_song_review", "Show one song review.", ReviewArgs, show_song_review),
+    app_tool(
+        APP, "update_song_review", "Change your review of a song.", UpdateReviewArgs, update_song_review
+    ),
+    app_tool(
+        APP,
+        "play_music",
+        "Play a song, album, playlist or queue position (at most one), else the current song.",
+        PlayMusicArgs,
+        play_music,
+    ),
+    app_tool(APP, "previous_song", "Go back to the previous song of the queue.", AuthArgs, previous_song),
+    app_tool(APP, "next_song", "Skip to the next song of the queue.", AuthArgs, next_song),
+    app_tool(
+        APP,
+        "show_current_song",
+        "Show the song at the queue's cursor and the player's state.",
+        AuthArgs,
+        show_current_song,
+    ),
+    app_tool(APP, "show_song_queue", "List the songs of the player's queue.", AuthArgs, show_song_queue),
+    app_tool(
+        APP,
+        "add_to_queue",
+        "Add a song, an album or a playlist (exactly one) to the end of the queue.",
+        AddToQueueArgs,
+        add_to_queue,
+    ),
+    app_tool(
+        APP,
+        "remove_song_from_queue",
+        "Remove the song at a position of the queue.",
+        QueuePositionArgs,
+        remove_song_from_queue,
+    ),
 )

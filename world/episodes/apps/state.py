@@ -15,14 +15,16 @@ the others are appended in order; ``_next_ids`` counters are updated key by key;
 (an unkeyed list, an object, a scalar) replaces the old one. An app not yet present is added.
 
 Diff and lookup paths (dotted): ``files.<path>`` (the rest of the path is the file's path, dots
-included), ``apps.<app>.<collection>.<id>`` for a keyed record (``apps.<app>.<key>`` for any other
-value), ``outbox.<n>``, ``questions.<n>`` (list positions), ``scheduled.<id>``. ``state_value``
-walks further into a record: ``apps.amazon.orders.901.order_items.0.product_id``.
+included), ``binaries.<path>`` (a binary file's digest), ``apps.<app>.<collection>.<id>`` for a
+keyed record (``apps.<app>.<key>`` for any other value), ``outbox.<n>``, ``questions.<n>``
+(list positions), ``scheduled.<id>``. ``state_value`` walks further into a record:
+``apps.amazon.orders.901.order_items.0.product_id``.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -62,6 +64,9 @@ class EnvState(BaseModel):
 
     files: dict[str, str] = {}
     """Workspace: relative posix path -> text."""
+    binaries: dict[str, str] = {}
+    """Workspace: relative posix path -> base64 of a binary file (an asset copied byte for byte;
+    a path is in ``files`` or here, never both)."""
     apps: dict[str, dict[str, Any]] = {}
     """App name -> that app's JSON data (``{collection: [records]}``)."""
     outbox: list[dict[str, Any]] = []
@@ -73,6 +78,8 @@ class EnvState(BaseModel):
     """``ask_user`` records: ``{question, task_id, at, asker}``."""
     clock: float = 0.0
     """Virtual minutes since the episode began (set by the registry actor)."""
+    start_time: str = "2025-05-05T09:00:00"
+    """The wall time the virtual clock starts at (apps write times as AppWorld does)."""
     task_id: str = ""
     """The session the calls belong to."""
 
@@ -208,10 +215,16 @@ def _diff_app(app: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> 
     return out
 
 
+def _digests(binaries: Mapping[str, str]) -> dict[str, str]:
+    # A binary file changes as a whole: its digest stands for it in a diff.
+    return {p: hashlib.sha256(data.encode()).hexdigest()[:16] for p, data in binaries.items()}
+
+
 def state_diff(before: EnvState, after: EnvState) -> list[StateChange]:
     """What changed from ``before`` to ``after``, one change per file, record, message and
     scheduled item, sorted by path. ``clock`` and ``task_id`` are not state changes."""
     changes = _diff_maps("files.", before.files, after.files)
+    changes += _diff_maps("binaries.", _digests(before.binaries), _digests(after.binaries))
     for app in sorted(set(before.apps) | set(after.apps)):
         changes += _diff_app(app, before.apps.get(app, {}), after.apps.get(app, {}))
     changes += _diff_maps("outbox.", _positional(before.outbox), _positional(after.outbox))

@@ -1,11 +1,12 @@
-"""Workspace tools over ``EnvState.files`` and the ``file_system`` app over the same files.
+"""Workspace tools over ``EnvState.files`` (text) and ``EnvState.binaries`` (binary assets).
 
 Paths are relative posix paths, normalised (``./a//b`` -> ``a/b``, backslashes read as ``/``);
 an absolute path (``/x``, ``C:\\x``, ``~/x``) or a ``..`` component is refused as invalid
 arguments. Directories are implicit: a directory exists when some file lies under it; ``.`` is
 the workspace root.
 
-- ``read_file(path)`` -> ``{path, content}``
+- ``read_file(path)`` -> ``{path, content}``; a binary file -> ``{path, encoding: "base64",
+  content, bytes}`` (its bytes as they were copied in)
 - ``write_file(path, content)`` -> ``{path, chars, created}`` (creates or overwrites)
 - ``edit_file(path, old_text, new_text)`` -> ``{path, replaced: 1}``; failed unless ``old_text``
   occurs exactly once
@@ -13,23 +14,25 @@ the workspace root.
 - ``glob(pattern)`` -> ``{pattern, matches: [paths]}`` (``*``, ``?``, ``[..]`` within a path
   component; ``**`` across components)
 - ``grep(pattern, path=".", ignore_case=False)`` -> ``{pattern, matches: [{path, line, text}],
-  truncated}`` (Python regex; an invalid one is refused as invalid arguments)
+  truncated}`` (Python regex; an invalid one is refused as invalid arguments; binary files are
+  not searched)
 
-``file_system`` app (``mcp_appworld_file_system__*``): ``show_directory(path=".")``,
-``show_file(path)``, ``create_file(path, content)`` (failed if it exists), ``update_file(path,
-content)`` (not found if missing), ``delete_file(path)``.
+Writing a text file over a binary one replaces it. AppWorld's own ``file_system`` app is served by
+the appworld backend only.
 """
 
 from __future__ import annotations
 
+import base64
 import posixpath
 import re
+from collections.abc import Collection, Iterable
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, field_validator
 
 from messages.probes import JsonObject
-from world.episodes.apps.base import Args, EpisodeTool, ToolContext, ToolFailed, ToolNotFound, app_tool
+from world.episodes.apps.base import Args, EpisodeTool, ToolContext, ToolFailed, ToolNotFound
 
 MAX_GREP_MATCHES = 100
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -73,11 +76,15 @@ DirPath = Annotated[
 ]
 
 
-def _is_dir(files: dict[str, str], path: str) -> bool:
+def _paths(ctx: ToolContext) -> list[str]:
+    return [*ctx.state.files, *ctx.state.binaries]
+
+
+def _is_dir(files: Iterable[str], path: str) -> bool:
     return path == "" or any(f.startswith(path + "/") for f in files)
 
 
-def _check_writable(files: dict[str, str], path: str) -> None:
+def _check_writable(files: Collection[str], path: str) -> None:
     if _is_dir(files, path):
         raise ToolFailed(f"{path} is a directory")
     parts = path.split("/")
@@ -89,13 +96,15 @@ def _check_writable(files: dict[str, str], path: str) -> None:
 def _read(ctx: ToolContext, path: str) -> str:
     if path in ctx.state.files:
         return ctx.state.files[path]
-    if _is_dir(ctx.state.files, path):
+    if path in ctx.state.binaries:
+        raise ToolFailed(f"{path} is a binary file: read_file gives its bytes as base64")
+    if _is_dir(_paths(ctx), path):
         raise ToolFailed(f"{path} is a directory: list it instead")
     raise ToolNotFound(f"no file {path} in the workspace")
 
 
 def _listing(ctx: ToolContext, path: str) -> JsonObject:
-    files = ctx.state.files
+    files = _paths(ctx)
     if path in files:
         raise ToolFailed(f"{path} is a file: read it instead")
     if not _is_dir(files, path):
@@ -189,13 +198,18 @@ class GrepArgs(Args):
 
 
 def read_file(ctx: ToolContext, args: PathArgs) -> JsonObject:
+    data = ctx.state.binaries.get(args.path)
+    if data is not None:
+        size = len(base64.b64decode(data))
+        return {"path": args.path, "encoding": "base64", "content": data, "bytes": size}
     return {"path": args.path, "content": _read(ctx, args.path)}
 
 
 def write_file(ctx: ToolContext, args: WriteArgs) -> JsonObject:
     files = ctx.state.files
-    _check_writable(files, args.path)
-    created = args.path not in files
+    _check_writable([p for p in _paths(ctx) if p != args.path], args.path)
+    created = args.path not in files and args.path not in ctx.state.binaries
+    ctx.state.binaries.pop(args.path, None)
     files[args.path] = args.content
     return {"path": args.path, "chars": len(args.content), "created": created}
 
@@ -217,14 +231,14 @@ def list_dir(ctx: ToolContext, args: DirArgs) -> JsonObject:
 
 def glob_files(ctx: ToolContext, args: GlobArgs) -> JsonObject:
     regex = glob_regex(args.pattern)
-    return {"pattern": args.pattern, "matches": sorted(p for p in ctx.state.files if regex.match(p))}
+    return {"pattern": args.pattern, "matches": sorted(p for p in _paths(ctx) if regex.match(p))}
 
 
 def grep(ctx: ToolContext, args: GrepArgs) -> JsonObject:
     files = ctx.state.files
     if args.path in files:
         paths = [args.path]
-    elif _is_dir(files, args.path):
+    elif _is_dir(_paths(ctx), args.path):
         prefix = f"{args.path}/" if args.path else ""
         paths = sorted(p for p in files if p.startswith(prefix))
     else:
@@ -253,40 +267,4 @@ WORKSPACE_TOOLS: tuple[EpisodeTool[Any], ...] = (
     EpisodeTool("list_dir", "List the files and directories under a workspace directory.", DirArgs, list_dir),
     EpisodeTool("glob", "Find workspace files whose path matches a glob pattern.", GlobArgs, glob_files),
     EpisodeTool("grep", "Search workspace files for lines matching a regular expression.", GrepArgs, grep),
-)
-
-
-# ---------------------------------------------------------------- the file_system app
-
-
-def show_file(ctx: ToolContext, args: PathArgs) -> JsonObject:
-    return {"path": args.path, "content": _read(ctx, args.path)}
-
-
-def create_file(ctx: ToolContext, args: WriteArgs) -> JsonObject:
-    if args.path in ctx.state.files:
-        raise ToolFailed(f"{args.path} already exists: update it instead")
-    _check_writable(ctx.state.files, args.path)
-    ctx.state.files[args.path] = args.content
-    return {"path": args.path, "created": True}
-
-
-def update_file(ctx: ToolContext, args: WriteArgs) -> JsonObject:
-    _read(ctx, args.path)
-    ctx.state.files[args.path] = args.content
-    return {"path": args.path, "updated": True}
-
-
-def delete_file(ctx: ToolContext, args: PathArgs) -> JsonObject:
-    _read(ctx, args.path)
-    del ctx.state.files[args.path]
-    return {"path": args.path, "deleted": True}
-
-
-FILE_SYSTEM_TOOLS: tuple[EpisodeTool[Any], ...] = (
-    app_tool("file_system", "show_directory", "List a directory of the file system.", DirArgs, list_dir),
-    app_tool("file_system", "show_file", "Show a file's content.", PathArgs, show_file),
-    app_tool("file_system", "create_file", "Create a new file.", WriteArgs, create_file),
-    app_tool("file_system", "update_file", "Replace an existing file's content.", WriteArgs, update_file),
-    app_tool("file_system", "delete_file", "Delete a file.", PathArgs, delete_file),
 )

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from messages.episodes import ToolRecord
 from messages.probes import ProbeOutcome, ToolList
+from world.episodes.apps.base import APP_PREFIX
 
 
 class ToolPort(Protocol):
@@ -19,11 +20,19 @@ class ToolPort(Protocol):
 
 
 def record_of(outcome: ProbeOutcome, *, task_id: str = "", seq: int = 0) -> ToolRecord:
-    """pi-Bench's record of a call (Appendix C.4): ``{"response": ...}`` of a call that ran, else
+    """pi-Bench's record of a call (Appendix C.4): the result an MCP client of AppWorld gets,
+    ``{"response": ...}`` (an app's refusal too: ``{"response": {"message": ...}}``); a call
+    that gave no result (unknown tool, denied, a workspace tool's refusal) records
     ``{"error": ..., "status": ...}``. The registry's history and the assistant's replies both
-    record calls this way."""
-    if outcome.ok:
-        result: dict[str, Any] = {"response": outcome.result or {}}
+    record calls this way; ``ToolRecord.status`` tells a refusal from a success."""
+    if (
+        outcome.result is not None
+        and set(outcome.result) == {"response"}
+        and outcome.tool.startswith(APP_PREFIX)
+    ):
+        result: dict[str, Any] = dict(outcome.result)
+    elif outcome.ok:
+        result = {"response": outcome.result or {}}
     else:
         result = {"error": outcome.error or outcome.status, "status": outcome.status}
     return ToolRecord(
