@@ -336,8 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     eps.add_argument(
         "--assistants",
         default="builtin,builtin+intent",
-        help="comma-separated: builtin, builtin+intent (the AURA IntentFrame step), external:ADDRESS "
-        "(default: %(default)s)",
+        help="comma-separated: builtin, builtin+intent (the AURA IntentFrame step), oracle (each task's "
+        "gold path, metadata.oracle), external:ADDRESS (default: %(default)s)",
     )
     eps.add_argument("--model", default=None, help="a litellm model for the assistant (default: offline)")
     eps.add_argument(

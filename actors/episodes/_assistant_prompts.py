@@ -24,6 +24,9 @@ Answer every step with one JSON object and nothing else:
 - To call a tool: "action" is its exact name and "args" its arguments. You will see its result.
 - To end your turn: "action": "reply" and "reply" is your message to the user (what you did,
   what you applied, and your questions, each ending with "?").
+App tools (mcp_appworld_<app>__<api>) work as AppWorld's: log in first with
+mcp_appworld_<app>__login (username: the account's email, or the phone number for the phone app;
+the password the user gave) and pass the access_token it returns to that app's other tools.
 You have at most {max_steps} steps this turn; the last one must be a reply."""
 
 INTENT_SYSTEM = """Before acting on a user's request, estimate what they really need.

@@ -2,10 +2,11 @@
 
 The judges send the paper's prompts (``world.episodes.judging``) at ``Stage.JUDGE`` and read the
 answer strictly. An answer with an unreadable item, or a call that ended in ``LLMError``, is asked
-again, fresh (not from the cache), after a backoff (pi-Bench's ``_request_intent_decisions`` and
-``_score_task_criteria`` retry too); items read in an earlier attempt keep their verdict. An item
-still unread after the last attempt is ``Verdict(yes=False, failed=True)``: the protocol ends the
-session in ``error`` and the grader leaves the task out of COMP, counted, never a pass nor a NO.
+again, fresh (not from the cache), after a backoff (pi-Bench's ``_request_intent_decisions``
+retries the same way); only an answer read whole is taken, so the cache keeps that answer and a
+rerun reads the same verdicts. Still unreadable after the last attempt, every item is
+``Verdict(yes=False, failed=True)``: the protocol ends the session in ``error`` and the grader
+leaves the task out of COMP, counted, never a pass nor a NO.
 """
 
 from __future__ import annotations
@@ -50,8 +51,7 @@ class JudgeCaller:
     def ask(self, prompt: str, count: int, tag: DecisionTag) -> list[Verdict]:
         if count == 0:
             return []
-        best: list[Verdict | None] = [None] * count
-        last_problem = "no answer"
+        problems: list[str] = ["no answer"] * count
         for attempt in range(len(self.delays) + 1):
             if attempt:
                 self.retries += 1
@@ -61,17 +61,16 @@ class JudgeCaller:
                     Stage.JUDGE, [{"role": "user", "content": prompt}], actor=self.actor, fresh=attempt > 0
                 )
             except LLMError as exc:
-                last_problem = f"judge call failed: {exc.reason}"
+                problems = [f"judge call failed: {exc.reason}"] * count
                 continue
-            for i, verdict in enumerate(verdicts_from_answer(answer.text, count, tag)):
-                if best[i] is None and not verdict.failed:
-                    best[i] = verdict
-                elif verdict.failed:
-                    last_problem = verdict.reason
-            if all(v is not None for v in best):
-                break
+            verdicts = verdicts_from_answer(answer.text, count, tag)
+            if not any(v.failed for v in verdicts):
+                return verdicts
+            problems = [
+                v.reason if v.failed else "another item of the answer was unreadable" for v in verdicts
+            ]
         attempts = f"after {len(self.delays) + 1} attempts"
-        return [v if v is not None else unreadable(f"{last_problem} ({attempts})") for v in best]
+        return [unreadable(f"{problem} ({attempts})") for problem in problems]
 
 
 class LLMIntentJudge:

@@ -430,14 +430,41 @@ def _tool_checks(read: _TaskRead, persona: _Persona, issues: _Issues) -> None:
 _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
 _PHONE = re.compile(r"(?<![\d-])\d{10}(?![\d-])")
 _ENTITY_ID = re.compile(
-    r"\b(product|playlist|song|album|artist|order|note|project|group|expense)\s+(?:id\s*)?#?(\d+)\b", re.I
+    r"\b(product|playlist|song|album|artist|order|note|project|group|expense)s?\s+"
+    r"(?:(?:id\s*[:#]?|#)\s*(\d+)\b|(\d+)\b(?!\s+[a-z]))",
+    re.I,
 )
+"""A record named by id in prose: ``product 1578``, ``playlist ID: 31``, ``order #7``; a number
+followed by a word is a quantity (``order 2 drippers``), not an id."""
 _ID_NAME = re.compile(r"^(?:TARGET_|EXPECTED_|GOLD_)?([A-Z]+)_IDS?$")
 _ENTITIES = frozenset({"product", "song", "artist", "playlist", "album", "order", "note"})
 
 
+def _id_entity(node: ast.expr) -> str | None:
+    """``playlist`` for ``playlist_id``, ``x.playlist_id`` or ``x["playlist_id"]``."""
+    name = None
+    if isinstance(node, ast.Name):
+        name = node.id
+    elif isinstance(node, ast.Attribute):
+        name = node.attr
+    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        name = node.slice.value if isinstance(node.slice.value, str) else None
+    if name is None or not name.lower().endswith("_id"):
+        return None
+    return name.lower().removesuffix("_id")
+
+
+def _int_constants(node: ast.expr) -> list[int]:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return [node.value]
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [v for e in node.elts for v in _int_constants(e)]
+    return []
+
+
 def _scorer_ids(source: str) -> list[tuple[str, int]]:
-    """``(entity, id)`` a scorer names: ``TARGET_PRODUCT_ID = 1578`` or ``{"product_id": 1578}``."""
+    """``(entity, id)`` a scorer names: ``TARGET_PRODUCT_ID = 1578``, ``{"product_id": 1578}`` or
+    ``playlist_id in [31, 33]`` / ``item["song_id"] == 54``."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -453,6 +480,10 @@ def _scorer_ids(source: str) -> list[tuple[str, int]]:
                 m = _ID_NAME.match(target.id) if isinstance(target, ast.Name) else None
                 if m:
                     found.append((m.group(1).lower(), node.value.value))
+        if isinstance(node, ast.Compare):
+            entity = _id_entity(node.left)
+            if entity is not None:
+                found += [(entity, v) for c in node.comparators for v in _int_constants(c)]
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
                 if (
@@ -504,7 +535,8 @@ def _record_checks(read: _TaskRead, persona: _Persona, issues: _Issues) -> None:
         for phone in _PHONE.findall(text):
             if phone not in phones:
                 missing[(file, field_name, f"no phone user with number {phone} in the loaded world")] = None
-        for entity, number in _ENTITY_ID.findall(text):
+        for entity, marked, bare in _ENTITY_ID.findall(text):
+            number = marked or bare
             if int(number) not in ids.get(entity.lower(), set()):
                 missing[(file, field_name, f"no {entity.lower()} with id {number} in the loaded world")] = (
                     None
@@ -585,8 +617,10 @@ def _read_task(  # noqa: PLR0917
             " assistant's workspace with the other assets (keep scorers in the persona's scripts/)",
         )
     texts, binaries = _read_assets(task_dir, issues, blacklist=_BLACKLIST)
-    texts = {**skills[0], **texts}
-    binaries = {**skills[1], **binaries}
+    if any(skills):
+        # pi-Bench copies the persona's skills/ after the task's assets, replacing the directory.
+        texts = {k: v for k, v in texts.items() if not k.startswith(f"{SKILLS_DIR}/")} | skills[0]
+        binaries = {k: v for k, v in binaries.items() if not k.startswith(f"{SKILLS_DIR}/")} | skills[1]
     loaded = LoadedTask(
         task=task,
         directory=task_dir,
@@ -615,6 +649,14 @@ def _read_tools_file(directory: Path, issues: _Issues) -> tuple[str, ...] | None
     for i, name in enumerate(names):
         if not _TOOL_NAME.fullmatch(name.strip()):
             issues.error(path, f"tool_names[{i}]", f"{name!r} is not an app tool name (<app>__<api>)")
+        elif name.strip().startswith(_APP_TOOL_PREFIX):
+            bare = name.strip().removeprefix(_APP_TOOL_PREFIX)
+            issues.error(
+                path,
+                f"tool_names[{i}]",
+                f"{name!r}: AppWorld's MCP server takes bare names ({bare!r}); the assistant sees"
+                f" them as {_APP_TOOL_PREFIX}<app>__<api>",
+            )
         elif name.strip() not in out:
             out.append(name.strip())
     return tuple(out)
@@ -679,6 +721,13 @@ def _inspect(directory: Path, known_tools: Collection[str] | None) -> tuple[Load
     if episode is None:
         return None, issues
     _dependency_checks(episode, episode_file, issues)
+    if directory.resolve().name != episode.user_id:
+        issues.warning(
+            episode_file,
+            "user_id",
+            f"pi-Bench reads persona {episode.user_id!r} from data/{episode.user_id}/ (and resolves"
+            f" scorer paths from there): this directory is named {directory.resolve().name!r}",
+        )
     offered = _read_tools_file(directory, issues)
     seed = _read_seed(directory, issues)
     profile = _read_profile(directory, episode, issues)

@@ -44,7 +44,7 @@ from tests.support.topics import topic_messages
 pytestmark = pytest.mark.redis
 
 PUBLISHED = ROOT / "tests" / "fixtures" / "pibench" / "data" / "pibench_demo"
-BAKERY = ROOT / "bench" / "episodes" / "data" / "bakery_owner"
+BAKERY = ROOT / "bench" / "episodes" / "data" / "ines_calder"
 
 
 class ScriptedAssistant(Actor):

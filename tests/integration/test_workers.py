@@ -23,7 +23,7 @@ from tests.support.openai_stub import OpenAIStub, Reply
 pytestmark = pytest.mark.redis
 
 PUBLISHED = ROOT / "tests" / "fixtures" / "pibench" / "data" / "pibench_demo"
-BAKERY = ROOT / "bench" / "episodes" / "data" / "bakery_owner"
+BAKERY = ROOT / "bench" / "episodes" / "data" / "ines_calder"
 
 
 def start_worker(

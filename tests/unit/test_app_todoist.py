@@ -228,31 +228,21 @@ SEED: dict[str, Any] = {
     },
 }
 
-TASK_SHORT_KEYS = {
-    "order_index",
-    "task_id",
+WORK_KEYS = {
     "title",
     "description",
-    "num_sub_tasks",
-    "is_completed",
     "due_date",
     "priority",
+    "is_completed",
     "duration",
     "duration_unit",
-    "assignee_id",
-    "labels",
+    "order_index",
 }
-TASK_KEYS = {
+"""What tasks and sub-tasks both show."""
+TASK_SHORT_KEYS = WORK_KEYS | {"task_id", "num_sub_tasks", "assignee_id", "labels"}
+TASK_KEYS = WORK_KEYS | {
     "project_id",
     "section_id",
-    "title",
-    "description",
-    "due_date",
-    "priority",
-    "is_completed",
-    "duration",
-    "duration_unit",
-    "order_index",
     "assignee_id",
     "assigner_id",
     "created_at",
@@ -261,6 +251,7 @@ TASK_KEYS = {
     "creator",
     "num_sub_tasks",
 }
+SUB_TASK_KEYS = WORK_KEYS | {"task_id", "created_at", "sub_task_id"}
 PROJECT_KEYS = {
     "name",
     "color",
@@ -687,19 +678,7 @@ def test_sub_tasks(s: AppSession) -> None:
     )
     listed = s.ok(T + "show_sub_tasks", access_token=token, task_id=31)
     assert [x["sub_task_id"] for x in listed] == [created["sub_task_id"], 50, later["sub_task_id"]]
-    assert set(listed[0]) == {
-        "task_id",
-        "title",
-        "description",
-        "due_date",
-        "priority",
-        "is_completed",
-        "duration",
-        "duration_unit",
-        "order_index",
-        "created_at",
-        "sub_task_id",
-    }
+    assert set(listed[0]) == SUB_TASK_KEYS
     assert listed[2]["due_date"] == "2025-05-06T00:00:00" and listed[2]["priority"] == "medium"
     assert s.ok(T + "show_task", access_token=token, task_id=31)["num_sub_tasks"] == 3
     s.refused(

@@ -1,7 +1,10 @@
-"""The simulated apps of a pi-Bench episode: tools, statuses, policy, merge, diff, purity."""
+"""The episode's tool registry: published names, the tools a persona is offered, statuses and
+refusals, policy, the workspace (binary assets included), the assistant's tools, seeding, merge,
+diff and lookup. Each app's own behaviour is tested in ``test_app_<app>.py``."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import math
 from typing import Any
@@ -9,7 +12,10 @@ from typing import Any
 import pytest
 
 from messages.probes import ProbeOutcome, ProbePolicy
+from tests.support.apps import seeded
 from world.episodes.apps import (
+    ALL_TOOLS,
+    APPS,
     EnvState,
     EpisodeTools,
     canonical_tool_name,
@@ -18,8 +24,96 @@ from world.episodes.apps import (
     state_diff,
     state_value,
 )
+from world.episodes.apps.seed import WorldSeed, seed_apps, unknown_password
 
 TOOLS = EpisodeTools()
+ALEX = "alex@example.com"
+SEED: dict[str, Any] = {
+    "start_time": "2025-05-05T09:00:00",
+    "people": [
+        {
+            "first_name": "Alex",
+            "last_name": "Morgan",
+            "email": ALEX,
+            "accounts": {"amazon": "amz-pw", "simple_note": "note-pw", "gmail": "mail-pw"},
+        },
+        {"first_name": "Sam", "last_name": "Lee", "email": "sam@example.com", "accounts": ["gmail"]},
+    ],
+    "apps": {
+        "amazon": {
+            "products": [
+                {
+                    "product_id": 1578,
+                    "seller_id": 1,
+                    "product_type": "coffee dripper",
+                    "name": "Ceramic Dripper",
+                    "price": 18.75,
+                    "inventory_quantity": 30,
+                    "delivery_days": 2,
+                },
+                {
+                    "product_id": 1579,
+                    "seller_id": 1,
+                    "product_type": "mug",
+                    "name": "Travel Mug",
+                    "price": 12.0,
+                    "inventory_quantity": 1,
+                    "delivery_days": 3,
+                },
+            ],
+            "payment_cards": [
+                {
+                    "payment_card_id": 1,
+                    "user_id": 1,
+                    "card_name": "Visa",
+                    "owner_name": "Alex Morgan",
+                    "card_number": 4716285903317730,
+                    "expiry_year": 2028,
+                    "expiry_month": 6,
+                    "cvv_number": 381,
+                    "balance": 200.0,
+                },
+            ],
+            "addresses": [
+                {
+                    "address_id": 1,
+                    "user_id": 1,
+                    "name": "Home",
+                    "street_address": "1 Elm St",
+                    "city": "Portland",
+                    "state": "OR",
+                    "country": "USA",
+                    "zip_code": 97001,
+                },
+            ],
+        },
+        "simple_note": {
+            "notes": [
+                {
+                    "note_id": 1,
+                    "user_id": 1,
+                    "title": "Groceries",
+                    "content": "milk",
+                    "tags": [],
+                    "pinned": False,
+                },
+                {
+                    "note_id": 2,
+                    "user_id": 1,
+                    "title": "Trip",
+                    "content": "boots",
+                    "tags": ["lake"],
+                    "pinned": False,
+                },
+            ]
+        },
+    },
+}
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"
+
+
+def world() -> EnvState:
+    return seeded(SEED)
 
 
 def call(
@@ -31,13 +125,20 @@ def call(
     tools: EpisodeTools = TOOLS,
 ) -> tuple[ProbeOutcome, EnvState]:
     """One call, checking the contract every call keeps: the input state is never mutated, the
-    state changes only on ``ok``, and the audit mirrors the outcome."""
+    state changes only on ``ok``, an app's refusal answers AppWorld's ``{"response": {"message"}}``,
+    anything else that did not run has no result, and the audit mirrors the outcome."""
     before = copy.deepcopy(state.model_dump())
     outcome, after = tools.call(state, "assistant.ep1", tool, args, policy=policy)
     assert state.model_dump() == before, "the input state was mutated"
     if outcome.status != "ok":
         assert after is state
-        assert outcome.result is None and outcome.error
+        assert outcome.error
+        ran = outcome.status not in ("unknown_tool", "denied")
+        if ran and outcome.tool.startswith("mcp_appworld_"):
+            assert outcome.result is not None and set(outcome.result) == {"response"}
+            assert set(outcome.result["response"]) == {"message"}
+        else:
+            assert outcome.result is None
     assert outcome.audit.registry == "episode"
     assert outcome.audit.status == outcome.status
     assert outcome.audit.caller == "assistant.ep1"
@@ -46,15 +147,25 @@ def call(
     return outcome, after
 
 
-def ok(state: EnvState, tool: str, args: Any = None) -> tuple[dict[str, Any], EnvState]:
-    outcome, after = call(state, tool, args)
+def ok(state: EnvState, tool: str, args: Any = None, *, tools: EpisodeTools = TOOLS) -> tuple[Any, EnvState]:
+    """The response of a call that must succeed (an app's ``response``, a workspace tool's result)."""
+    outcome, after = call(state, tool, args, tools=tools)
     assert outcome.status == "ok", outcome.error
     assert outcome.result is not None
+    if outcome.tool.startswith("mcp_appworld_"):
+        assert set(outcome.result) == {"response"}
+        return outcome.result["response"], after
     return outcome.result, after
 
 
-def status(state: EnvState, tool: str, args: Any = None) -> str:
-    return call(state, tool, args)[0].status
+def status(state: EnvState, tool: str, args: Any = None, *, tools: EpisodeTools = TOOLS) -> str:
+    return call(state, tool, args, tools=tools)[0].status
+
+
+def login(state: EnvState, app: str = "amazon", password: str = "amz-pw") -> tuple[str, EnvState]:
+    response, state = ok(state, f"{app}__login", {"username": ALEX, "password": password})
+    token: str = response["access_token"]
+    return token, state
 
 
 def amazon(api: str) -> str:
@@ -67,8 +178,11 @@ def amazon(api: str) -> str:
 def test_names_are_published_names_and_canonicalise_prefix_tolerantly() -> None:
     names = TOOLS.names()
     assert {"read_file", "grep", "ask_user", "schedule_task", amazon("place_order")} <= names
-    for app in ("amazon", "gmail", "phone", "simple_note", "splitwise", "spotify", "todoist", "file_system"):
+    assert APPS == ("amazon", "gmail", "phone", "simple_note", "splitwise", "spotify", "todoist")
+    for app in APPS:
         assert any(n.startswith(f"mcp_appworld_{app}__") for n in names), app
+    assert not any("file_system" in n for n in names)  # AppWorld's alone now
+    assert len(names) == len(ALL_TOOLS)  # no name is published twice
     for spelling in (
         "amazon__place_order",
         "appworld_amazon__place_order",
@@ -79,15 +193,18 @@ def test_names_are_published_names_and_canonicalise_prefix_tolerantly() -> None:
         assert canonical_tool_name(spelling) == amazon("place_order")
     assert canonical_tool_name("read_file") == "read_file"
     assert canonical_tool_name("amazon__teleport") is None
+    assert canonical_tool_name("file_system__show_file") is None
     assert canonical_tool_name("mcp_read_file") is None
     assert all(canonical_tool_name(n) == n for n in names)
+    app_tools = [t for t in ALL_TOOLS if t.app is not None]
+    assert all(t.name == f"mcp_appworld_{t.api}" and t.api.startswith(f"{t.app}__") for t in app_tools)
 
 
 def test_a_short_name_calls_the_tool_and_the_outcome_carries_both_names() -> None:
-    outcome, _ = call(new_state(), "amazon__show_product", {"product_id": 1578})
+    outcome, _ = call(world(), "amazon__show_product", {"product_id": 1578})
     assert outcome.status == "ok"
-    assert outcome.tool == amazon("show_product")
-    assert outcome.requested == "amazon__show_product"
+    assert outcome.tool == amazon("show_product") and outcome.requested == "amazon__show_product"
+    assert outcome.result is not None and outcome.result["response"]["name"] == "Ceramic Dripper"
 
 
 def test_tool_list_offers_allowed_tools_as_functions_named_by_published_name() -> None:
@@ -98,30 +215,100 @@ def test_tool_list_offers_allowed_tools_as_functions_named_by_published_name() -
     assert fn_names == TOOLS.names()
     place = next(f for f in listed.functions if f["function"]["name"] == amazon("place_order"))
     assert place["type"] == "function"
-    assert set(place["function"]["parameters"]["required"]) == {"payment_card_id", "address_id"}
+    assert set(place["function"]["parameters"]["required"]) == {
+        "access_token",
+        "payment_card_id",
+        "address_id",
+    }
 
     narrowed = TOOLS.tool_list(ProbePolicy(deny=("mcp_appworld_amazon__*",)))
     assert amazon("place_order") not in narrowed.allowed
     assert all(not f["function"]["name"].startswith("mcp_appworld_amazon") for f in narrowed.functions)
     assert len(narrowed.specs) == len(listed.specs)  # every tool is described, allowed or not
+    assert TOOLS.tool_list() is listed  # listed once per policy
 
 
-# ---------------------------------------------------------------- registry statuses
+# ---------------------------------------------------------------- the tools a persona is offered
 
 
-def test_unknown_tool_suggests_a_close_name() -> None:
-    outcome, _ = call(new_state(), "amazon__place_ordr", {})
-    assert outcome.status == "unknown_tool"
-    assert outcome.error is not None and amazon("place_order") in outcome.error
+OFFERED = [
+    "amazon__login",
+    "mcp_appworld_amazon__show_product",
+    " Amazon__Place_Order ",
+    "file_system__show_file",
+]
+"""A tools.yaml's names in any accepted spelling, one of them served by AppWorld alone."""
+
+
+def test_offered_tools_are_the_personas_app_tools_and_every_workspace_tool() -> None:
+    offered = EpisodeTools(offered=OFFERED)
+    base = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "ask_user", "send_message"}
+    assert offered.names() == {
+        *base,
+        "schedule_task",
+        amazon("login"),
+        amazon("show_product"),
+        amazon("place_order"),
+    }
+    assert offered.unserved == ("mcp_appworld_file_system__show_file",)
+    assert {f["function"]["name"] for f in offered.tool_list().functions} == offered.names()
+    assert offered.resolve("amazon__show_cart") is None and offered.resolve("amazon__login") is not None
+    assert EpisodeTools().unserved == () and EpisodeTools(offered=[]).names() == {*base, "schedule_task"}
+
+
+def test_a_tool_the_persona_is_not_offered_is_unknown_and_never_runs() -> None:
+    offered = EpisodeTools(offered=OFFERED)
+    state = world()
+    token, state = login(state)
+    outcome, after = call(state, "amazon__show_cart", {"access_token": token}, tools=offered)
+    assert outcome.status == "unknown_tool" and after is state and outcome.result is None
+    assert outcome.error == "no tool 'amazon__show_cart' here: this episode does not offer it"
+    assert outcome.tool == "amazon__show_cart"  # the requested name: no tool was resolved
+    assert outcome.audit.status == "unknown_tool"
+    # The same call runs where every tool is offered.
+    assert status(state, "amazon__show_cart", {"access_token": token}) == "ok"
+    # Offered ones run, in any spelling.
+    assert ok(state, "mcp_amazon__show_product", {"product_id": 1579}, tools=offered)[0]["price"] == 12.0
+
+
+def test_a_tool_only_appworld_serves_is_unknown_too() -> None:
+    offered = EpisodeTools(offered=OFFERED)
+    for spelling in ("file_system__show_file", "mcp_appworld_file_system__show_file"):
+        outcome, _ = call(world(), spelling, {"file_path": "a.txt"}, tools=offered)
+        assert outcome.status == "unknown_tool" and outcome.result is None
+        assert outcome.error == f"no tool {spelling!r} here: AppWorld serves it, the built-in apps do not"
+    # Not offered at all: just an unknown name.
+    outcome, _ = call(world(), "file_system__show_file", {"file_path": "a.txt"})
+    assert outcome.status == "unknown_tool" and "AppWorld serves it" not in (outcome.error or "")
+
+
+def test_an_unknown_tool_suggests_close_offered_names_only() -> None:
+    outcome, _ = call(world(), "amazon__place_ordr", {})
+    assert outcome.status == "unknown_tool" and outcome.result is None
+    assert (
+        outcome.error is not None
+        and "did you mean" in outcome.error
+        and amazon("place_order") in outcome.error
+    )
+    narrow = EpisodeTools(offered=["amazon__login"])
+    hidden = call(world(), "amazon__place_ordr", {}, tools=narrow)[0]
+    assert hidden.error is not None and amazon("place_order") not in hidden.error
+    far = call(world(), "teleport", {"to": "moon"})[0]
+    assert far.error == f"no tool 'teleport' here; apps: {', '.join(APPS)}"
+
+
+# ---------------------------------------------------------------- policy and arguments
 
 
 def test_policy_denial_runs_nothing_and_is_audited() -> None:
-    state = new_state()
-    state = ok(state, amazon("add_product_to_cart"), {"product_id": 1578})[1]
+    token, state = login(world())
+    state = ok(state, amazon("add_product_to_cart"), {"access_token": token, "product_id": 1578})[1]
     tools = EpisodeTools(ProbePolicy(deny=("*place_order",)))
-    outcome, after = call(state, "amazon__place_order", {"payment_card_id": 1, "address_id": 1}, tools=tools)
-    assert outcome.status == "denied"
-    assert after is state and state_value(after, "apps.amazon.cart.1578.quantity") == 1
+    args = {"access_token": token, "payment_card_id": 1, "address_id": 1}
+    outcome, after = call(state, "amazon__place_order", args, tools=tools)
+    assert outcome.status == "denied" and outcome.result is None
+    assert after is state and "orders" not in after.apps["amazon"]
+    assert [i["product_id"] for i in after.apps["amazon"]["cart_items"]] == [1578]
     assert outcome.audit.status == "denied" and "place_order" in (outcome.audit.error or "")
     # A denied call is never validated: bad arguments are still reported as denied.
     assert call(state, amazon("place_order"), {"bogus": 1}, tools=tools)[0].status == "denied"
@@ -130,241 +317,50 @@ def test_policy_denial_runs_nothing_and_is_audited() -> None:
         state, "write_file", {"path": "a.md", "content": "x"}, policy=ProbePolicy(allow=("read_*",))
     )
     assert narrowed[0].status == "denied"
+    assert status(state, "read_file", {"path": "a.md"}, tools=tools) == "not_found"  # allowed, ran
 
 
 def test_invalid_arguments_are_reported_not_raised() -> None:
-    state = new_state()
+    state = world()
     assert status(state, amazon("show_product"), {"product_id": "abc"}) == "invalid_args"
     assert status(state, amazon("show_product"), {}) == "invalid_args"
-    assert status(state, amazon("show_product"), {"product_id": 1578, "colour": "red"}) == "invalid_args"
     assert status(state, amazon("show_product"), ["not", "an", "object"]) == "invalid_args"
     assert status(state, amazon("search_products"), {"query": "mug", "max_price": math.nan}) == "invalid_args"
     assert status(state, amazon("show_product"), {"product_id": 2**70}) == "invalid_args"
-    outcome, _ = call(state, amazon("add_product_to_cart"), {"product_id": 1578, "quantity": 0})
-    assert outcome.status == "invalid_args" and "quantity" in (outcome.error or "")
+    refused, _ = call(state, amazon("show_product"), {"product_id": "abc"})
+    assert refused.result is not None
+    assert refused.result["response"]["message"].startswith("Validation error. Reason: invalid arguments")
+    # AppWorld ignores arguments an API does not take; our workspace tools refuse them.
+    assert status(state, amazon("show_product"), {"product_id": 1578, "colour": "red"}) == "ok"
+    assert status(state, "read_file", {"path": "a.md", "colour": "red"}) == "invalid_args"
+    assert status(state, "read_file", {"path": object()}) == "invalid_args"  # not JSON at all
 
 
-# ---------------------------------------------------------------- amazon
+def test_an_apps_refusals_carry_appworlds_message_and_status() -> None:
+    token, state = login(world())
+    cases = [
+        (amazon("show_order"), {"access_token": token, "order_id": 99}, "not_found",
+         "The order with id 99 does not exist."),
+        (amazon("show_cart"), {"access_token": "bogus"}, "unauthorized",
+         "You are either not authorized to access this amazon API endpoint or your access token is missing,"
+         " invalid or expired."),
+        (amazon("place_order"), {"access_token": token, "payment_card_id": 1, "address_id": 1}, "failed",
+         "The cart is empty, so can't place the order."),
+        ("simple_note__show_note", {"access_token": token, "note_id": 1}, "unauthorized", None),
+    ]  # fmt: skip
+    for tool, args, expected, message in cases:
+        outcome, _ = call(state, tool, args)
+        assert outcome.status == expected, (tool, outcome)
+        assert outcome.result is not None
+        if message is not None:
+            assert outcome.result == {"response": {"message": message}} and outcome.error == message
+    # A token works only in its own app, and until logout.
+    _, state = ok(state, amazon("logout"), {"access_token": token})
+    assert status(state, amazon("show_cart"), {"access_token": token}) == "unauthorized"
+    assert status(world(), amazon("login"), {"username": ALEX, "password": "wrong"}) == "unauthorized"
 
 
-def test_amazon_shopping_path_matches_the_paper_record_shape() -> None:
-    state = new_state()
-    found, _ = ok(state, amazon("search_products"), {"query": "coffee dripper"})
-    assert found["products"][0]["product_id"] == 1578
-    cheap, _ = ok(state, amazon("search_products"), {"query": "coffee", "max_price": 10})
-    assert [p["product_id"] for p in cheap["products"]] == [1579]
-
-    added, state = ok(state, amazon("add_product_to_cart"), {"product_id": 1578, "quantity": 2})
-    assert added["quantity"] == 2
-    cart, _ = ok(state, amazon("show_cart"))
-    assert cart["total"] == 37.5
-    cards, _ = ok(state, amazon("show_payment_cards"))
-    addresses, _ = ok(state, amazon("show_addresses"))
-    card_id = cards["payment_cards"][0]["payment_card_id"]
-    address_id = addresses["addresses"][0]["address_id"]
-
-    placed, state = ok(state, amazon("place_order"), {"payment_card_id": card_id, "address_id": address_id})
-    assert placed == {
-        "order_id": 901,
-        "order_items": [{"product_id": 1578, "ordered_quantity": 2}],
-        "total": 37.5,
-    }
-    shown, _ = ok(state, amazon("show_order"), {"order_id": 901})
-    assert shown["order_id"] == 901
-    assert shown["order_items"][0]["product_id"] == 1578 and shown["order_items"][0]["ordered_quantity"] == 2
-    assert ok(state, amazon("show_cart"))[0]["cart_items"] == []
-    assert state_value(state, "apps.amazon.products.1578.stock") == 28
-    _, state = ok(state, amazon("add_product_to_cart"), {"product_id": 1579})
-    again, state = ok(state, amazon("place_order"), {"payment_card_id": 2, "address_id": 2})
-    assert again["order_id"] == 902
-    assert [o["order_id"] for o in ok(state, amazon("show_orders"))[0]["orders"]] == [901, 902]
-
-
-def test_amazon_failures() -> None:
-    state = new_state()
-    assert status(state, amazon("show_product"), {"product_id": 4}) == "not_found"
-    assert status(state, amazon("show_order"), {"order_id": 901}) == "not_found"
-    assert status(state, amazon("place_order"), {"payment_card_id": 1, "address_id": 1}) == "failed"
-    assert status(state, amazon("remove_product_from_cart"), {"product_id": 1578}) == "failed"
-    assert status(state, amazon("add_product_to_cart"), {"product_id": 1580, "quantity": 11}) == "failed"
-    _, state = ok(state, amazon("add_product_to_cart"), {"product_id": 1578})
-    assert status(state, amazon("place_order"), {"payment_card_id": 99, "address_id": 1}) == "not_found"
-    assert status(state, amazon("place_order"), {"payment_card_id": 1, "address_id": 99}) == "not_found"
-    _, state = ok(state, amazon("remove_product_from_cart"), {"product_id": 1578})
-    assert state_value(state, "apps.amazon.cart") == []
-
-
-# ---------------------------------------------------------------- gmail, phone, notes
-
-
-def test_gmail_send_reply_draft_search() -> None:
-    state = new_state()
-    inbox, _ = ok(state, "mcp_appworld_gmail__show_inbox")
-    assert [e["email_id"] for e in inbox["emails"]] == [3, 2, 1]  # newest first
-    sent, state = ok(
-        state,
-        "gmail__send_email",
-        {
-            "to": "priya.shah@example.com",
-            "subject": "Budget figures",
-            "body": "Attached.",
-            "cc": ["sam.lee@example.com"],
-        },
-    )
-    email = state_value(state, f"apps.gmail.emails.{sent['email_id']}")
-    assert email["folder"] == "sent" and email["to"] == ["priya.shah@example.com"]
-    assert email["cc"] == ["sam.lee@example.com"] and email["sender"] == "alex.morgan@example.com"
-    replied, state = ok(state, "gmail__reply_to_email", {"email_id": 3, "body": "Yes, book it."})
-    reply = state_value(state, f"apps.gmail.emails.{replied['email_id']}")
-    assert reply["to"] == ["sam.lee@example.com"] and reply["subject"] == "Re: Team lunch on Thursday"
-    assert reply["in_reply_to"] == 3
-    draft, state = ok(
-        state, "gmail__create_draft", {"to": ["jordan.morgan@example.com"], "subject": "Sunday"}
-    )
-    assert state_value(state, f"apps.gmail.emails.{draft['email_id']}.folder") == "drafts"
-    found, _ = ok(state, "gmail__search_emails", {"query": "budget"})
-    assert {e["email_id"] for e in found["emails"]} == {1, sent["email_id"]}
-    assert ok(state, "gmail__show_email", {"email_id": 2})[0]["subject"] == "Your reserved book is ready"
-
-    assert status(state, "gmail__send_email", {"to": "priya", "subject": "x", "body": "y"}) == "invalid_args"
-    assert status(state, "gmail__send_email", {"to": [], "subject": "x", "body": "y"}) == "invalid_args"
-    assert status(state, "gmail__reply_to_email", {"email_id": 77, "body": "y"}) == "not_found"
-    assert status(state, "gmail__show_email", {"email_id": 77}) == "not_found"
-
-
-def test_phone_texts_by_number_or_contact_name() -> None:
-    state = new_state()
-    contacts, _ = ok(state, "phone__search_contacts", {"query": "sam"})
-    assert [c["name"] for c in contacts["contacts"]] == ["Sam Lee"]
-    by_name, state = ok(
-        state, "phone__send_text_message", {"contact_name": "jordan", "message": "Yes, 6 pm."}
-    )
-    assert by_name["phone_number"] == "+1-555-0103" and by_name["contact_name"] == "Jordan Morgan"
-    by_number, state = ok(state, "phone__send_text_message", {"phone_number": "+1 555 0102", "message": "Hi"})
-    assert by_number["contact_name"] == "Sam Lee"
-    thread, _ = ok(state, "phone__show_text_messages", {"contact": "Jordan Morgan"})
-    assert [m["direction"] for m in thread["text_messages"]] == ["received", "sent"]
-
-    assert status(state, "phone__send_text_message", {"contact_name": "Zed", "message": "x"}) == "not_found"
-    assert status(state, "phone__send_text_message", {"message": "x"}) == "invalid_args"
-    both = {"contact_name": "Sam Lee", "phone_number": "+15550102", "message": "x"}
-    assert status(state, "phone__send_text_message", both) == "invalid_args"
-    assert (
-        status(state, "phone__send_text_message", {"phone_number": "call me", "message": "x"})
-        == "invalid_args"
-    )
-    twins = merge_app_state(
-        state,
-        {"phone": {"contacts": [{"contact_id": 9, "name": "Sam Ortiz", "phone_number": "+1-555-0199"}]}},
-    )
-    assert status(twins, "phone__send_text_message", {"contact_name": "sam", "message": "x"}) == "failed"
-
-
-def test_simple_note_lifecycle() -> None:
-    state = new_state()
-    created, state = ok(
-        state, "simple_note__create_note", {"title": "Trip", "content": "Pack boots", "tags": ["lake"]}
-    )
-    note_id = created["note_id"]
-    assert note_id == 3
-    _, state = ok(state, "simple_note__update_note", {"note_id": note_id, "content": "Pack boots and a tent"})
-    assert ok(state, "simple_note__show_note", {"note_id": note_id})[0]["content"] == "Pack boots and a tent"
-    assert [n["note_id"] for n in ok(state, "simple_note__search_notes", {"query": "lake"})[0]["notes"]] == [
-        note_id
-    ]
-    _, state = ok(state, "simple_note__delete_note", {"note_id": note_id})
-    assert status(state, "simple_note__show_note", {"note_id": note_id}) == "not_found"
-    assert status(state, "simple_note__update_note", {"note_id": 1}) == "invalid_args"
-    assert status(state, "simple_note__delete_note", {"note_id": 42}) == "not_found"
-
-
-# ---------------------------------------------------------------- splitwise, spotify, todoist
-
-
-def test_splitwise_expenses_and_balances() -> None:
-    state = new_state()
-    recorded, state = ok(
-        state,
-        "splitwise__record_expense",
-        {"group_id": 1, "description": "Groceries", "amount": 100, "paid_by": "alex morgan"},
-    )
-    assert recorded["shares"] == {"Alex Morgan": 33.34, "Chris Okafor": 33.33, "Sam Lee": 33.33}
-    balances, _ = ok(state, "splitwise__show_group_balances", {"group_id": 1})
-    by_member = {b["member"]: b["balance"] for b in balances["balances"]}
-    # Internet 60 paid by Chris (20 each) and groceries 100 paid by Alex.
-    assert by_member == {"Alex Morgan": 46.66, "Chris Okafor": 6.67, "Sam Lee": -53.33}
-    assert math.isclose(sum(by_member.values()), 0.0, abs_tol=0.011)
-    assert len(ok(state, "splitwise__show_expenses", {"group_id": 1})[0]["expenses"]) == 2
-    assert len(ok(state, "splitwise__show_groups")[0]["groups"]) == 2
-
-    bad_payer = {"group_id": 2, "description": "Fuel", "amount": 40, "paid_by": "Sam Lee"}
-    assert status(state, "splitwise__record_expense", bad_payer) == "failed"
-    no_group = {"group_id": 9, "description": "Fuel", "amount": 40, "paid_by": "Sam Lee"}
-    assert status(state, "splitwise__record_expense", no_group) == "not_found"
-    negative = {"group_id": 1, "description": "Fuel", "amount": -5, "paid_by": "Sam Lee"}
-    assert status(state, "splitwise__record_expense", negative) == "invalid_args"
-
-
-def test_spotify_playlists_and_player() -> None:
-    state = new_state()
-    found, _ = ok(state, "spotify__search_songs", {"query": "low harbors"})
-    assert [s["song_id"] for s in found["songs"]] == [1, 3]
-    created, state = ok(state, "spotify__create_playlist", {"title": "Focus"})
-    playlist_id = created["playlist_id"]
-    _, state = ok(state, "spotify__add_song_to_playlist", {"playlist_id": playlist_id, "song_id": 7})
-    shown, _ = ok(state, "spotify__show_playlist", {"playlist_id": playlist_id})
-    assert [s["title"] for s in shown["songs"]] == ["Focus Garden"]
-    assert (
-        status(state, "spotify__add_song_to_playlist", {"playlist_id": playlist_id, "song_id": 7}) == "failed"
-    )
-    assert (
-        status(state, "spotify__add_song_to_playlist", {"playlist_id": playlist_id, "song_id": 70})
-        == "not_found"
-    )
-    _, state = ok(state, "spotify__play_music", {"song_id": 4})
-    assert state_value(state, "apps.spotify.player.song_id") == 4
-    assert len(ok(state, "spotify__show_playlists")[0]["playlists"]) == 2
-
-
-def test_todoist_tasks_and_projects() -> None:
-    state = new_state()
-    project, state = ok(state, "todoist__create_project", {"name": "Garden"})
-    created, state = ok(
-        state,
-        "todoist__create_task",
-        {
-            "content": "Order seed potatoes",
-            "project_id": project["project_id"],
-            "due_date": "2025-03-01",
-            "priority": 3,
-        },
-    )
-    task_id = created["task_id"]
-    _, state = ok(state, "todoist__update_task", {"task_id": task_id, "completed": True})
-    assert state_value(state, f"apps.todoist.tasks.{task_id}.completed") is True
-    assert [t["task_id"] for t in ok(state, "todoist__search_tasks", {"query": "potatoes"})[0]["tasks"]] == [
-        task_id
-    ]
-    inbox, state = ok(state, "todoist__create_task", {"content": "Call the plumber"})
-    assert inbox["project_id"] == 1
-    _, state = ok(
-        state, "todoist__update_project", {"project_id": project["project_id"], "name": "Allotment"}
-    )
-    counts = {p["name"]: p["open_tasks"] for p in ok(state, "todoist__show_projects")[0]["projects"]}
-    assert counts == {"Inbox": 1, "Home": 1, "Work": 1, "Allotment": 0}
-    deleted, state = ok(state, "todoist__delete_project", {"project_id": project["project_id"]})
-    assert deleted["deleted_task_ids"] == [task_id]
-    _, state = ok(state, "todoist__delete_task", {"task_id": inbox["task_id"]})
-
-    assert status(state, "todoist__create_project", {"name": "home"}) == "failed"
-    assert status(state, "todoist__create_task", {"content": "x", "due_date": "next week"}) == "invalid_args"
-    assert status(state, "todoist__create_task", {"content": "x", "priority": 5}) == "invalid_args"
-    assert status(state, "todoist__create_task", {"content": "x", "project_id": 99}) == "not_found"
-    assert status(state, "todoist__update_task", {"task_id": 1}) == "invalid_args"
-    assert status(state, "todoist__delete_task", {"task_id": task_id}) == "not_found"
-
-
-# ---------------------------------------------------------------- workspace and file_system
+# ---------------------------------------------------------------- workspace
 
 
 def test_workspace_files() -> None:
@@ -411,18 +407,67 @@ def test_workspace_files() -> None:
     assert status(state, "write_file", {"path": "notes/plan.md/x", "content": "x"}) == "failed"
 
 
-def test_file_system_app_uses_the_workspace() -> None:
-    state = new_state()
-    _, state = ok(state, "file_system__create_file", {"path": "todo.txt", "content": "milk"})
-    assert status(state, "file_system__create_file", {"path": "todo.txt", "content": "x"}) == "failed"
-    _, state = ok(state, "file_system__update_file", {"path": "todo.txt", "content": "eggs"})
-    assert ok(state, "read_file", {"path": "todo.txt"})[0]["content"] == "eggs"
-    assert ok(state, "file_system__show_directory", {"path": "."})[0]["entries"] == [
-        {"name": "todo.txt", "type": "file"}
+def with_binaries() -> EnvState:
+    return new_state().model_copy(
+        update={
+            "files": {"skills/tips/SKILL.md": "# tips\nuse the icon\n"},
+            "binaries": {
+                "skills/tips/icon.png": base64.b64encode(PNG).decode(),
+                "data/blob.bin": base64.b64encode(b"\x00icon\xff").decode(),
+            },
+        }
+    )
+
+
+def test_workspace_tools_see_binary_assets() -> None:
+    state = with_binaries()
+    read, _ = ok(state, "read_file", {"path": "skills/tips/icon.png"})
+    assert read == {
+        "path": "skills/tips/icon.png",
+        "encoding": "base64",
+        "content": base64.b64encode(PNG).decode(),
+        "bytes": len(PNG),
+    }
+    assert base64.b64decode(read["content"]) == PNG
+    assert ok(state, "list_dir", {"path": "skills/tips"})[0]["entries"] == [
+        {"name": "SKILL.md", "type": "file"},
+        {"name": "icon.png", "type": "file"},
     ]
-    _, state = ok(state, "file_system__delete_file", {"path": "todo.txt"})
-    assert status(state, "file_system__show_file", {"path": "todo.txt"}) == "not_found"
-    assert status(state, "file_system__update_file", {"path": "new.txt", "content": "x"}) == "not_found"
+    assert ok(state, "list_dir", {})[0]["entries"] == [
+        {"name": "data", "type": "dir"},
+        {"name": "skills", "type": "dir"},
+    ]
+    assert ok(state, "glob", {"pattern": "**/*.png"})[0]["matches"] == ["skills/tips/icon.png"]
+    assert ok(state, "glob", {"pattern": "**"})[0]["matches"] == [
+        "data/blob.bin",
+        "skills/tips/SKILL.md",
+        "skills/tips/icon.png",
+    ]
+    # grep searches text only: "icon" is in the blob's bytes, but a binary file is not searched.
+    found = ok(state, "grep", {"pattern": "icon"})[0]["matches"]
+    assert [(m["path"], m["line"]) for m in found] == [("skills/tips/SKILL.md", 2)]
+    assert ok(state, "grep", {"pattern": "icon", "path": "data"})[0]["matches"] == []
+    assert (
+        status(state, "edit_file", {"path": "data/blob.bin", "old_text": "icon", "new_text": "x"}) == "failed"
+    )
+    assert status(state, "write_file", {"path": "data/blob.bin/x", "content": "x"}) == "failed"
+    assert status(state, "write_file", {"path": "data", "content": "x"}) == "failed"
+
+
+def test_writing_text_over_a_binary_file_replaces_it() -> None:
+    state = with_binaries()
+    written, after = ok(state, "write_file", {"path": "data/blob.bin", "content": "now text"})
+    assert written == {"path": "data/blob.bin", "chars": 8, "created": False}
+    assert "data/blob.bin" not in after.binaries and after.files["data/blob.bin"] == "now text"
+    assert ok(after, "read_file", {"path": "data/blob.bin"})[0] == {
+        "path": "data/blob.bin",
+        "content": "now text",
+    }
+    changes = state_diff(state, after)
+    assert [(c.path, c.kind) for c in changes] == [
+        ("binaries.data/blob.bin", "removed"),
+        ("files.data/blob.bin", "added"),
+    ]
 
 
 # ---------------------------------------------------------------- assistant tools
@@ -455,45 +500,67 @@ def test_ask_send_and_schedule_are_recorded_on_the_virtual_clock() -> None:
 # ---------------------------------------------------------------- seed, merge, diff, lookup
 
 
+def test_a_world_is_seeded_from_its_people_and_their_records() -> None:
+    state = world()
+    assert new_state().apps == {}  # no app data unless a seed gives it
+    assert state.start_time == "2025-05-05T09:00:00"
+    assert [u["email"] for u in state.apps["gmail"]["users"]] == [ALEX, "sam@example.com"]
+    assert [u["user_id"] for u in state.apps["gmail"]["users"]] == [1, 2]  # one id per person, every app
+    assert [u["email"] for u in state.apps["amazon"]["users"]] == [ALEX]  # only who has an account
+    assert state_value(state, "apps.gmail.users.2.password") == unknown_password("gmail", "sam@example.com")
+    assert state_value(state, "apps.amazon.products.1579.name") == "Travel Mug"
+    assert login(state, "simple_note", "note-pw")[0]
+    apps = seed_apps(WorldSeed.model_validate(SEED))
+    assert seed_apps(WorldSeed.model_validate(SEED)) == apps  # deterministic
+
+
 def test_new_state_merges_seed_apps_by_record_id() -> None:
-    seeded = new_state(
-        {
-            "amazon": {
-                "products": [
-                    {"product_id": 1578, "name": "Travel Mug", "price": 12.0, "stock": 5},
-                    {"product_id": 2001, "name": "Kettle", "price": 40.0, "stock": 2},
-                ]
-            },
-            "weather": {"forecast": [{"forecast_id": 1, "summary": "rain"}]},
-        }
-    )
-    products = seeded.apps["amazon"]["products"]
-    ids = [p["product_id"] for p in products]
-    assert ids.index(1578) == 7 and ids[-1] == 2001  # replaced in place, new ones appended
-    assert state_value(seeded, "apps.amazon.products.1578.name") == "Travel Mug"
-    assert state_value(seeded, "apps.weather.forecast.1.summary") == "rain"
-    assert len(seeded.apps["amazon"]["payment_cards"]) == 2  # untouched collections stay
-    assert new_state().apps["amazon"]["products"][7]["name"] == "Ceramic Pour-Over Coffee Dripper"
+    base = seed_apps(WorldSeed.model_validate(SEED))
+    more = {
+        "amazon": {
+            "products": [
+                {"product_id": 1578, "name": "Travel Mug XL", "price": 14.0},
+                {"product_id": 2001, "name": "Kettle", "price": 40.0},
+            ]
+        },
+        "weather": {"forecasts": [{"forecast_id": 1, "summary": "rain"}]},
+    }
+    state = merge_app_state(new_state(base), more)
+    ids = [p["product_id"] for p in state.apps["amazon"]["products"]]
+    assert ids == [1578, 1579, 2001]  # replaced in place, new ones appended
+    assert state_value(state, "apps.amazon.products.1578") == {
+        "product_id": 1578,
+        "name": "Travel Mug XL",
+        "price": 14.0,
+    }
+    assert state_value(state, "apps.weather.forecasts.1.summary") == "rain"
+    assert len(state.apps["amazon"]["payment_cards"]) == 1  # untouched collections stay
 
 
 def test_merged_records_do_not_collide_with_allocated_ids() -> None:
     state = merge_app_state(
-        new_state(), {"simple_note": {"notes": [{"note_id": 40, "title": "t", "content": "c"}]}}
+        world(), {"simple_note": {"notes": [{"note_id": 40, "user_id": 1, "title": "t", "content": "c"}]}}
     )
-    created, _ = ok(state, "simple_note__create_note", {"title": "n", "content": "c"})
+    token, state = login(state, "simple_note", "note-pw")
+    created, _ = ok(state, "simple_note__create_note", {"access_token": token, "title": "n", "content": "c"})
     assert created["note_id"] == 41
-    orders = merge_app_state(new_state(), {"amazon": {"orders": [{"order_id": 950, "order_items": []}]}})
-    _, orders = ok(orders, amazon("add_product_to_cart"), {"product_id": 1571})
-    assert ok(orders, amazon("place_order"), {"payment_card_id": 1, "address_id": 1})[0]["order_id"] == 951
+    orders = merge_app_state(
+        world(), {"amazon": {"orders": [{"order_id": 950, "user_id": 2, "order_items": []}]}}
+    )
+    token, orders = login(orders)
+    _, orders = ok(orders, amazon("add_product_to_cart"), {"access_token": token, "product_id": 1579})
+    placed, _ = ok(
+        orders, amazon("place_order"), {"access_token": token, "payment_card_id": 1, "address_id": 1}
+    )
+    assert placed["order_id"] == 951
 
 
 def test_merge_is_pure_and_refuses_non_json() -> None:
-    base = new_state()
+    base = world()
     before = base.model_dump()
-    merged = merge_app_state(base, {"amazon": {"cart": [{"product_id": 1571, "quantity": 1}]}})
-    assert base.model_dump() == before and merged.apps["amazon"]["cart"] == [
-        {"product_id": 1571, "quantity": 1}
-    ]
+    merged = merge_app_state(base, {"amazon": {"cart_items": [{"cart_item_id": 1, "product_id": 1579}]}})
+    assert base.model_dump() == before
+    assert merged.apps["amazon"]["cart_items"] == [{"cart_item_id": 1, "product_id": 1579}]
     with pytest.raises(ValueError, match="amazon"):
         merge_app_state(base, {"amazon": {"products": [{"product_id": 1, "price": math.inf}]}})
     with pytest.raises(ValueError):
@@ -501,20 +568,26 @@ def test_merge_is_pure_and_refuses_non_json() -> None:
 
 
 def test_state_diff_paths_are_sorted_and_wrapped() -> None:
-    before = new_state()
-    after = before
+    before = world()
+    token, after = login(before)
+    notes, after = login(after, "simple_note", "note-pw")
     _, after = ok(after, "write_file", {"path": "report.v2.md", "content": "done"})
-    _, after = ok(after, amazon("add_product_to_cart"), {"product_id": 1578, "quantity": 2})
-    _, after = ok(after, amazon("place_order"), {"payment_card_id": 1, "address_id": 1})
-    _, after = ok(after, "simple_note__delete_note", {"note_id": 2})
+    _, after = ok(
+        after, amazon("add_product_to_cart"), {"access_token": token, "product_id": 1578, "quantity": 2}
+    )
+    _, after = ok(
+        after, amazon("place_order"), {"access_token": token, "payment_card_id": 1, "address_id": 1}
+    )
+    _, after = ok(after, "simple_note__delete_note", {"access_token": notes, "note_id": 2})
     _, after = ok(after, "send_message", {"to": "Sam", "text": "Ordered"})
     _, after = ok(after, "schedule_task", {"text": "Track parcel", "in_minutes": 60})
     _, after = ok(after, "ask_user", {"question": "Gift wrap?"})
     changes = state_diff(before, after)
     paths = [c.path for c in changes]
-    assert paths == sorted(paths)
+    # Tokens, login times and id counters are bookkeeping; a cart filled and emptied is no change.
     assert paths == [
-        "apps.amazon.orders.901",
+        "apps.amazon.orders.1",
+        "apps.amazon.payment_cards.1",
         "apps.amazon.products.1578",
         "apps.simple_note.notes.2",
         "files.report.v2.md",
@@ -523,45 +596,50 @@ def test_state_diff_paths_are_sorted_and_wrapped() -> None:
         "scheduled.1",
     ]
     by_path = {c.path: c for c in changes}
-    assert by_path["files.report.v2.md"].kind == "added" and by_path["files.report.v2.md"].after == {
-        "value": "done"
-    }
-    assert (
-        by_path["apps.simple_note.notes.2"].kind == "removed"
-        and by_path["apps.simple_note.notes.2"].after is None
-    )
+    assert by_path["files.report.v2.md"].kind == "added"
+    assert by_path["files.report.v2.md"].after == {"value": "done"}
+    assert by_path["apps.simple_note.notes.2"].kind == "removed"
+    assert by_path["apps.simple_note.notes.2"].after is None
     stock = by_path["apps.amazon.products.1578"]
     assert stock.kind == "changed" and stock.before is not None and stock.after is not None
-    assert stock.before["value"]["stock"] - stock.after["value"]["stock"] == 2
+    assert stock.before["value"]["inventory_quantity"] - stock.after["value"]["inventory_quantity"] == 2
+    card = by_path["apps.amazon.payment_cards.1"]
+    assert card.before is not None and card.after is not None
+    assert card.before["value"]["balance"] - card.after["value"]["balance"] == pytest.approx(46.25)
     assert state_diff(after, after) == []
-    # The clock and the session are not state changes.
+    # The clock and the session are not state changes; a login alone is none either.
     assert state_diff(before, before.model_copy(update={"clock": 5.0, "task_id": "t9"})) == []
+    assert state_diff(before, login(before)[1]) == []
 
 
-def test_state_diff_of_a_whole_app_lists_its_records_and_other_values() -> None:
-    before = new_state()
+def test_state_diff_of_a_whole_app_and_of_binary_files() -> None:
+    before = world()
     after = merge_app_state(before, {"calendar": {"events": [{"event_id": 1}], "owner": "Alex"}})
     assert [(c.path, c.kind) for c in state_diff(before, after)] == [
         ("apps.calendar.events.1", "added"),
         ("apps.calendar.owner", "added"),
     ]
-    _, played = ok(before, "spotify__play_music", {"song_id": 2})
-    [change] = state_diff(before, played)
-    assert change.path == "apps.spotify.player" and change.before == {"value": None}
+    blob = base64.b64encode(PNG).decode()
+    with_png = before.model_copy(update={"binaries": {"icon.png": blob}})
+    (added,) = state_diff(before, with_png)
+    assert added.path == "binaries.icon.png" and added.kind == "added"
+    assert added.after is not None and len(added.after["value"]) == 16 and added.after["value"] != blob
+    changed = with_png.model_copy(update={"binaries": {"icon.png": base64.b64encode(PNG + b"!").decode()}})
+    assert [(c.path, c.kind) for c in state_diff(with_png, changed)] == [("binaries.icon.png", "changed")]
 
 
 def test_state_value_walks_records_by_id_and_raises_key_error() -> None:
-    state = new_state()
+    state = world()
     _, state = ok(state, "write_file", {"path": "out/a.b.md", "content": "x"})
     assert state_value(state, "files.out/a.b.md") == "x"
-    assert state_value(state, "apps.amazon.payment_cards.2.last_four") == "7730"
-    assert state_value(state, "apps.gmail.account.email") == "alex.morgan@example.com"
+    assert state_value(state, "apps.amazon.payment_cards.1.card_number") == 4716285903317730
+    assert state_value(state, "apps.simple_note.notes.2.tags.0") == "lake"
     assert state_value(state, "clock") == 0.0
     for missing in (
         "files.nope.md",
         "apps.amazon.products.1",
         "apps.nope",
-        "apps.amazon.products.0",
+        "apps.amazon.products.0",  # a keyed collection is addressed by id, never by position
         "outbox.0",
     ):
         with pytest.raises(KeyError):

@@ -1,5 +1,5 @@
-"""The simulated user's turn protocol (pi-Bench Appendix B), its deterministic judges, the paper's
-prompts and the strict reading of judge answers."""
+"""The simulated user's turn protocol (pi-Bench Appendix B), its verbatim voice, its deterministic
+judges, the paper's prompts, the strict reading of judge answers and the rubric's traces."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ from world.episodes.judging import (
     render_completion_prompt,
     render_history,
     render_rubric_prompt,
+    render_turn_trace,
     verdicts_from_answer,
 )
-from world.episodes.protocol import SessionTracker, TemplateUserVoice, TurnOutcome, assess_reply
+from world.episodes.protocol import SessionTracker, TurnOutcome, VerbatimUserVoice, assess_reply
 from world.episodes.scoring import task_proc
 from world.episodes.text import anchors, key_terms, questions, stem
 
@@ -31,7 +32,7 @@ BUDGET = "Keep the budget under 250 dollars"
 REVIEW = "Send the draft to Priya for review"
 
 JUDGE = DeterministicIntentJudge()
-VOICE = TemplateUserVoice()
+VOICE = VerbatimUserVoice()
 
 
 def step(
@@ -68,7 +69,7 @@ def test_a_session_produces_each_terminal_status_and_ends_after_the_last_reply()
     )
     assert first.completed == (0,) and first.inferred == (1,) and first.provided is None
     assert first.kind == "answer" and not first.done
-    assert first.message is not None and "250 dollars" in first.message  # the answer reveals the intent
+    assert first.message == BUDGET  # the answer is the inferred intent's own text
     assert [r.index for r in first.changed] == [0, 1]
     assert statuses(tracker) == ["completed", "inferred", "open"]
 
@@ -82,7 +83,7 @@ def test_a_session_produces_each_terminal_status_and_ends_after_the_last_reply()
         max_turns=12,
     )
     assert second.kind == "provide" and second.provided == 2 and not second.done
-    assert second.message == "One more thing: Send the draft to Priya for review."
+    assert second.message == REVIEW  # the provided intent, as written
     assert statuses(tracker) == ["completed", "inferred", "provided"]
 
     # Every intent is terminal, but the user spoke last: the session ends only after this reply.
@@ -150,9 +151,7 @@ def test_several_inferred_intents_are_answered_in_one_message() -> None:
     )
     assert statuses(tracker) == ["inferred", "inferred"]
     assert outcome.kind == "answer"
-    assert outcome.message == (
-        "To answer your question: Keep the budget under 250 dollars. Send the draft to Priya for review."
-    )
+    assert outcome.message == f"{BUDGET}\n{REVIEW}"  # in task order, one per line
     final = step(tracker, 2, "Thanks, doing both.")
     assert final.done and final.reason == "complete"
 
@@ -184,28 +183,90 @@ def test_a_turn_is_assessed_once() -> None:
     assert statuses(tracker) == ["provided", "open"]
 
 
-class BrokenJudge:
-    """Answers nothing readable for the first intent and too few verdicts for the rest."""
+class ScriptedJudge:
+    """Answers each stage from a script: per intent text, YES, NO or None (unreadable); an intent
+    the script leaves out gets no verdict at all (too few verdicts)."""
 
     kind: Judgement = "llm"
 
+    def __init__(
+        self, completion: Mapping[str, bool | None], clarification: Mapping[str, bool | None] | None = None
+    ) -> None:
+        self.script = {"completion": completion, "clarification": clarification or {}}
+        self.asked: list[tuple[str, list[str]]] = []
+
+    def _answer(self, stage: str, intents: Sequence[str]) -> list[Verdict]:
+        self.asked.append((stage, list(intents)))
+        out = []
+        for intent in intents:
+            if intent not in self.script[stage]:
+                break
+            decision = self.script[stage][intent]
+            out.append(
+                Verdict(yes=False, failed=True, reason="no <c1>")
+                if decision is None
+                else Verdict(yes=decision)
+            )
+        return out
+
     def completion(self, reply: str, files: Mapping[str, str], intents: Sequence[str]) -> list[Verdict]:
-        return [Verdict(yes=False, failed=True, reason="no <c1>")]
+        return self._answer("completion", intents)
 
     def clarification(self, reply: str, intents: Sequence[str]) -> list[Verdict]:
-        return [Verdict(yes=False, failed=True, reason="no <c1>")] * len(intents)
+        return self._answer("clarification", intents)
 
 
-def test_unreadable_verdicts_never_pass_and_are_counted() -> None:
-    tracker = SessionTracker.for_intents([BUDGET, REVIEW])
-    outcome = assess_reply(
-        tracker, turn=1, reply="x", files={}, judge=BrokenJudge(), voice=VOICE, max_turns=5
-    )
-    # Stage 1: one failure given, one padded in; stage 2: two failures.
-    assert outcome.judge_failures == 4 and tracker.judge_failures == 4
-    assert [r.judge_failures for r in tracker.results()] == [2, 2]
-    assert statuses(tracker) == ["provided", "open"]
+def judged(tracker: SessionTracker, judge: ScriptedJudge, turn: int = 1) -> TurnOutcome:
+    return assess_reply(tracker, turn=turn, reply="x", files={}, judge=judge, voice=VOICE, max_turns=5)
+
+
+def test_an_unreadable_completion_verdict_ends_the_session_in_error() -> None:
+    tracker = SessionTracker.for_intents([SAVE, BUDGET, REVIEW])
+    judge = ScriptedJudge({SAVE: True, BUDGET: None})  # REVIEW: no verdict at all (padded)
+    outcome = judged(tracker, judge)
+    assert outcome.done and outcome.reason == "error" and tracker.ended == "error"
+    assert outcome.message is None and outcome.kind is None and outcome.provided is None
+    # The readable YES stands; the failed verdicts set no status: nothing provided, nothing inferred.
+    assert statuses(tracker) == ["completed", "open", "open"]
+    assert outcome.completed == (0,) and outcome.inferred == () and [r.index for r in outcome.changed] == [0]
+    assert outcome.judge_failures == 2 and tracker.judge_failures == 2
+    assert [r.judge_failures for r in tracker.results()] == [0, 1, 1]
     assert all(r.judge == "llm" for r in tracker.results())
+    assert [stage for stage, _ in judge.asked] == ["completion"]  # no clarification after a failure
+    with pytest.raises(ValueError, match=r"ended \(error\)"):
+        judged(tracker, judge, turn=2)
+
+
+def test_an_unreadable_clarification_verdict_ends_the_session_in_error() -> None:
+    tracker = SessionTracker.for_intents([SAVE, BUDGET, REVIEW])
+    judge = ScriptedJudge(
+        {SAVE: False, BUDGET: False, REVIEW: False}, {SAVE: True, BUDGET: None, REVIEW: False}
+    )
+    outcome = judged(tracker, judge)
+    assert outcome.done and outcome.reason == "error" and outcome.message is None
+    assert statuses(tracker) == ["inferred", "open", "open"]  # no intent is provided
+    assert outcome.inferred == (0,) and outcome.provided is None
+    assert [r.index for r in outcome.changed] == [0]
+    assert outcome.judge_failures == 1 and [r.judge_failures for r in tracker.results()] == [0, 1, 0]
+    assert [r.turn for r in tracker.results()] == [1, 0, 0]
+
+
+def test_a_readable_judge_never_ends_the_session_in_error() -> None:
+    tracker = SessionTracker.for_intents([SAVE, BUDGET])
+    judge = ScriptedJudge({SAVE: False, BUDGET: False}, {SAVE: False, BUDGET: False})
+    outcome = judged(tracker, judge)
+    assert not outcome.done and outcome.kind == "provide" and outcome.message == SAVE
+    assert tracker.ended is None and tracker.judge_failures == 0
+
+
+def test_the_verbatim_voice_speaks_the_intents_own_words() -> None:
+    voice = VerbatimUserVoice()
+    multi = "Keep it short.\n  Use bullet points.  "
+    assert voice.provide("any reply", multi) == multi  # as written, blanks and all
+    assert (
+        voice.answer("What budget? Who reviews?", [BUDGET, REVIEW, multi]) == f"{BUDGET}\n{REVIEW}\n{multi}"
+    )
+    assert voice.answer("Which one?", [BUDGET]) == BUDGET
 
 
 def test_the_tracker_survives_a_round_trip_through_json() -> None:
@@ -356,3 +417,37 @@ def test_the_deterministic_rubric_judge_does_not_take_the_users_words_as_evidenc
     verdicts = judge.judge([], text, ["Ordered 2 boxes of green tea", "Looked at the shop", "Nothing"])
     assert [v.yes for v in verdicts] == [False, True, False]
     assert "nothing to check" in verdicts[2].reason
+
+
+def test_a_turns_trace_holds_the_conversation_so_far_and_that_turns_extracts() -> None:
+    ended = SessionEnded(
+        episode_id="ep",
+        task_id="t1",
+        reason="complete",
+        turns=(
+            *session().turns,
+            TurnRecord(turn=2, role="user", kind="provide", text="Two boxes, please."),
+            TurnRecord(turn=2, role="assistant", kind="offline", text="Ordered two boxes."),
+        ),
+    )
+    show = "mcp_appworld_amazon__show_order"
+    history = [
+        ToolRecord(tool_name=show, call={"order_id": 17}, result={"response": {"order_id": 17}}, turn=1),
+        ToolRecord(tool_name=show, call={"order_id": 18}, result={"response": {"order_id": 18}}, turn=1),
+        ToolRecord(tool_name="amazon__show_order", call={"order_id": 19}, result={}, turn=1),
+        ToolRecord(tool_name=show, call={"order_id": 20}, result={}, status="unknown_tool", turn=2),
+    ]
+    selection = ToolSelection(tool_name=show, call=("order_id",))
+    first = render_turn_trace(ended, 1, {"notes.md": "tea notes"}, history, [selection])
+    assert first == (
+        '<turn n="1" role="user" kind="request">\nOrder 2 boxes of green tea\n</turn>\n'
+        '<turn n="1" role="assistant" kind="offline">\nI will look at the shop.\n</turn>\n'
+        '<files_read>\n<file path="notes.md">\ntea notes\n</file>\n</files_read>\n'
+        "<tool_trace_extracts>\n"
+        f'{{"call": {{"order_id": 18}}, "result": {{}}, "tool_name": "{show}"}}\n'
+        "</tool_trace_extracts>"
+    )  # the last call of exactly that name in the turn; an unprefixed record is another name
+    second = render_turn_trace(ended, 2, {}, history, [selection])
+    assert "Order 2 boxes of green tea" in second and "Ordered two boxes." in second
+    assert "<tool_trace_extracts>" not in second  # turn 2's only call never ran
+    assert "<files_read>" not in second

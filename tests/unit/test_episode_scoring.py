@@ -1,117 +1,229 @@
-"""PROC and COMP (pi-Bench Section 3.5, Appendix C), the two readings of a tool history, the
-grading core, and the rule scorer run in a child process."""
+"""The readings of a tool history (pi-Bench's per-turn records, ours corrected), the evidence the
+rubric judge is shown, and PROC and COMP (pi-Bench Section 3.5, Appendix C) in both aggregations."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from actors.episodes.rule_scorer import run_rule_scorer
-from messages.episodes import (
-    CriterionResult,
-    CriterionSpec,
-    GradingSpec,
-    IntentResult,
-    IntentStatus,
-    Judgement,
-    SessionEnded,
-    StateChange,
-    StateCheckSpec,
-    StateDiffData,
-    ToolRecord,
-    ToolSelection,
-    TurnRecord,
-)
-from tests.conftest import ROOT
-from world.episodes.grading import RuleRun, checked_scores, grade_session
-from world.episodes.judging import DeterministicRubricJudge, Verdict
+from messages.episodes import CriterionResult, IntentResult, IntentStatus, ToolRecord, ToolSelection
 from world.episodes.scoring import (
+    HISTORY_RESULT_CHARS,
     comp,
     corrected_history,
     dependency_groups,
     episode_comp,
     episode_proc,
     faithful_history,
+    group_size,
     mean_std,
+    pibench_task_proc,
     pooled_proc,
+    reading_of,
+    result_field,
     select_evidence,
+    select_turn_evidence,
     task_proc,
+    turn_history,
+    weighted_mean,
 )
 
-# The rule scorer of the paper's Appendix C.6 (the page break's indentation restored).
-# The rule-based evaluator of the paper's Appendix C.6, as the pi-Bench layout fixture ships it.
-PAPER_SCORER = (
-    ROOT / "tests/fixtures/pibench/data/pibench_demo/tasks/order_coffee_dripper/tools_eval.py"
-).read_text()
-PAPER_KEYS = [
-    "used amazon__place_order successfully",
-    "recovered placed order_id",
-    "show_order confirms target product",
-    "show_order confirms ordered_quantity == 2",
-]
+TOKEN = "3f1c0a"
+PLACE = "mcp_appworld_amazon__place_order"
+SHOW = "mcp_appworld_amazon__show_order"
+TASK_TOOLS = {PLACE, SHOW}
+"""A task's ``tools`` names, as pi-Bench's filter compares them: exactly."""
 
 
-def show_order(order_id: int, product_id: int, quantity: int) -> ToolRecord:
-    items = [{"product_id": product_id, "ordered_quantity": quantity}]
-    return ToolRecord(
-        tool_name="mcp_appworld_amazon__show_order",
-        call={"order_id": order_id},
-        result={"response": {"order_id": order_id, "order_items": items}},
+def rec(tool: str, turn: int, call: dict[str, Any], response: Any, status: str = "ok") -> ToolRecord:
+    """A record as the registry keeps it: an app's answer (or refusal) is ``{"response": ...}``."""
+    return ToolRecord(tool_name=tool, call=call, result={"response": response}, status=status, turn=turn)
+
+
+def show(turn: int, order_id: int, quantity: int) -> ToolRecord:
+    items = [{"product_id": 1578, "ordered_quantity": quantity}]
+    return rec(
+        SHOW,
+        turn,
+        {"access_token": TOKEN, "order_id": order_id},
+        {"order_id": order_id, "order_items": items},
     )
 
 
-# The assistant placed the order under an unprefixed name, confirmed it, then looked at an old
-# order: pi-Bench's reading (last call per tool, exact names) misses all of it.
+def unknown(turn: int, name: str = "amazon__teleport") -> ToolRecord:
+    # Nothing ran: the registry records the call with no response.
+    return ToolRecord(
+        tool_name=name,
+        call={"to": "moon"},
+        result={"error": f"no tool {name!r} here", "status": "unknown_tool"},
+        status="unknown_tool",
+        turn=turn,
+    )
+
+
+BIG = [{"product_id": i, "name": f"Pour-over dripper model {i}", "price": 18.75} for i in range(60)]
+LOGIN = rec("mcp_appworld_amazon__login", 1, {"username": "mina@example.com", "password": "pw"},
+            {"access_token": TOKEN, "token_type": "Bearer"})  # fmt: skip
+SEARCH = rec("mcp_appworld_amazon__search_products", 1, {"query": "dripper"}, BIG)
+OLD_SHOW = show(1, 4101, 1)
+CART = rec("mcp_appworld_amazon__add_product_to_cart", 1,
+           {"access_token": TOKEN, "product_id": 1578, "quantity": 2},
+           {"message": "Product/s added to the cart."})  # fmt: skip
+REFUSED = rec(PLACE, 1, {"access_token": TOKEN, "payment_card_id": 9, "address_id": 1},
+              {"message": "The payment card with id 9 does not exist."}, status="not_found")  # fmt: skip
+PLACED = rec(PLACE, 1, {"access_token": TOKEN, "payment_card_id": 1, "address_id": 1},
+             {"message": "Successfully placed the order.", "order_id": 4102})  # fmt: skip
+NEW_SHOW = show(1, 4102, 2)
+READ = ToolRecord(
+    tool_name="read_file", call={"path": "notes.md"}, result={"response": {"content": "x"}}, turn=2
+)
+AGAIN = show(4, 4102, 2)
+
 HISTORY = [
-    ToolRecord(
-        tool_name="mcp_appworld_amazon__search_products",
-        call={"query": "green tea"},
-        result={"response": {"products": [{"product_id": 1578}]}},
-    ),
-    ToolRecord(
-        tool_name="amazon__place_order",
-        call={"payment_card_id": 1, "address_id": 2},
-        result={"response": {"order_id": 901, "order_items": [{"product_id": 1578, "ordered_quantity": 2}]}},
-    ),
-    show_order(901, 1578, 2),
-    show_order(17, 5, 1),
-]
+    LOGIN, SEARCH, OLD_SHOW, CART, REFUSED, PLACED, NEW_SHOW, unknown(1),  # turn 1
+    READ,  # turn 2
+    # turn 3: no call at all
+    AGAIN, unknown(4, SHOW.removeprefix("mcp_appworld_")),  # turn 4
+    unknown(5), unknown(5, PLACE),  # turn 5: only calls that never ran
+]  # fmt: skip
 
 
-# ---------------------------------------------------------------- readings
+def plain(record: ToolRecord) -> dict[str, Any]:
+    return {"tool_name": record.tool_name, "call": dict(record.call), "result": dict(record.result)}
+
+
+# ---------------------------------------------------------------- pi-Bench's per-turn records
+
+
+def test_a_turn_gives_the_last_call_of_each_task_tool_at_its_first_position() -> None:
+    # show_order came first (order 4101), then place_order twice, then show_order again (4102):
+    # the dict pi-Bench fills keeps show_order first, holding its last call.
+    assert turn_history(HISTORY, 1, TASK_TOOLS) == [plain(NEW_SHOW), plain(PLACED)]
+    assert turn_history(HISTORY, 4, TASK_TOOLS) == [plain(AGAIN)]
+    # Without a tools list every call of the turn is a candidate (never one that did not run).
+    assert [r["tool_name"] for r in turn_history(HISTORY, 1, None)] == [
+        "mcp_appworld_amazon__login",
+        "mcp_appworld_amazon__search_products",
+        SHOW,
+        "mcp_appworld_amazon__add_product_to_cart",
+        PLACE,
+    ]
+    assert turn_history(HISTORY, 2, None) == [plain(READ)]
+
+
+def test_names_are_matched_exactly() -> None:
+    # A tools list naming amazon__place_order never matches the recorded mcp_appworld_ name.
+    assert turn_history(HISTORY, 1, {"amazon__place_order", "amazon__show_order"}) == []
+    assert turn_history(HISTORY, 1, {PLACE}) == [plain(PLACED)]
+
+
+def test_a_turn_without_a_task_tool_falls_back_to_the_earlier_turns() -> None:
+    # Turn 2 called only read_file: pi-Bench scans the session's message history instead.
+    assert turn_history(HISTORY, 2, TASK_TOOLS) == [plain(NEW_SHOW), plain(PLACED)]
+    # Turn 5 called nothing that ran: the last of each task tool over turns 1-4.
+    assert turn_history(HISTORY, 5, TASK_TOOLS) == [plain(AGAIN), plain(PLACED)]
+    # Turn 1 has no earlier turn to fall back to.
+    assert turn_history([READ.model_copy(update={"turn": 1})], 1, TASK_TOOLS) == []
+
+
+def test_the_fallback_holds_long_results_as_truncated_text() -> None:
+    records = turn_history(HISTORY, 3, None)
+    assert [r["tool_name"] for r in records] == [
+        "mcp_appworld_amazon__login",
+        "mcp_appworld_amazon__search_products",
+        SHOW,
+        "mcp_appworld_amazon__add_product_to_cart",
+        PLACE,
+        "read_file",
+    ]
+    search = records[1]
+    text = json.dumps(SEARCH.result, indent=2, ensure_ascii=False)
+    assert len(text) > HISTORY_RESULT_CHARS == 3000
+    assert search["result"] == text[:3000] + "\n... (truncated)"
+    assert search["call"] == {"query": "dripper"}
+    # Short results stay JSON.
+    assert records[0]["result"] == LOGIN.result and records[4] == plain(PLACED)
+
+
+def test_the_truncation_boundary_is_3000_characters() -> None:
+    def sized(turn: int, extra: int) -> ToolRecord:
+        return rec(SHOW, turn, {}, {"text": "x" * extra})
+
+    fits = sized(1, 3000 - len(json.dumps({"response": {"text": ""}}, indent=2)))
+    assert len(json.dumps(fits.result, indent=2)) == 3000
+    assert turn_history([fits], 2, None)[0]["result"] == fits.result
+    over = sized(1, 3001 - len(json.dumps({"response": {"text": ""}}, indent=2)))
+    assert isinstance(turn_history([over], 2, None)[0]["result"], str)
+    # A turn's own records are never truncated.
+    assert turn_history([over], 1, None)[0]["result"] == over.result
+
+
+def test_a_call_that_never_ran_reaches_no_scorer() -> None:
+    listing_it = {*TASK_TOOLS, "amazon__teleport"}
+    for turn in range(1, 7):
+        for allowed in (None, TASK_TOOLS, listing_it):
+            names = [r["tool_name"] for r in turn_history(HISTORY, turn, allowed)]
+            assert "amazon__teleport" not in names and "amazon__show_order" not in names
+    assert "amazon__teleport" not in [r["tool_name"] for r in faithful_history(HISTORY)]
+    assert "amazon__teleport" not in [r["tool_name"] for r in corrected_history(HISTORY)]
+    # Turn 5 made two calls that never ran: it falls back as if it had made none.
+    assert turn_history(HISTORY, 5, None) == turn_history(HISTORY[:-2], 5, None)
+
+
+# ---------------------------------------------------------------- the whole-session readings
 
 
 def test_the_faithful_reading_keeps_the_last_call_per_exact_name() -> None:
     records = faithful_history(HISTORY)
     assert [r["tool_name"] for r in records] == [
+        "mcp_appworld_amazon__login",
         "mcp_appworld_amazon__search_products",
-        "amazon__place_order",
-        "mcp_appworld_amazon__show_order",
+        SHOW,
+        "mcp_appworld_amazon__add_product_to_cart",
+        PLACE,
+        "read_file",
     ]
-    assert records[-1]["call"] == {"order_id": 17}
-    assert records[0] == {
-        "tool_name": "mcp_appworld_amazon__search_products",
-        "call": {"query": "green tea"},
-        "result": {"response": {"products": [{"product_id": 1578}]}},
+    assert records[2] == plain(AGAIN) and records[4] == plain(PLACED)
+    assert reading_of(HISTORY, "faithful") == records
+
+
+def test_the_corrected_reading_keeps_every_call_under_canonical_names() -> None:
+    history = [PLACED.model_copy(update={"tool_name": "amazon__place_order"}), *HISTORY]
+    records = corrected_history(history)
+    assert len(records) == len(history) - 4  # the four calls that never ran are left out
+    assert records[0]["tool_name"] == PLACE  # canonicalised
+    assert [r["call"].get("order_id") for r in records if r["tool_name"] == SHOW] == [4101, 4102, 4102]
+    assert reading_of(history, "corrected") == records
+
+
+def test_the_corrected_reading_turns_refusals_into_errors() -> None:
+    denied = ToolRecord(
+        tool_name="write_file",
+        call={"path": "a.md", "content": "x"},
+        result={"error": "write_file is denied by the policy", "status": "denied"},
+        status="denied",
+    )
+    listed = rec(SHOW, 1, {"order_id": 9}, {"message": ["The order with id 9 does not exist."]}, "not_found")
+    bare = ToolRecord(tool_name=PLACE, call={}, result={}, status="unauthorized")
+    records = corrected_history([REFUSED, denied, listed, bare, PLACED])
+    assert [r["result"] for r in records] == [
+        {"error": "The payment card with id 9 does not exist.", "status": "not_found"},
+        {"error": "write_file is denied by the policy", "status": "denied"},
+        {"error": ["The order with id 9 does not exist."], "status": "not_found"},
+        {"error": "unauthorized", "status": "unauthorized"},
+        PLACED.result,
+    ]
+    # pi-Bench's reading shows the refusal as the assistant saw it: AppWorld's message.
+    assert turn_history([REFUSED], 1, None)[0]["result"] == {
+        "response": {"message": "The payment card with id 9 does not exist."}
     }
 
 
-def test_the_corrected_reading_keeps_everything_under_canonical_names() -> None:
-    unknown = ToolRecord(
-        tool_name="teleport", call={}, result={"error": "unknown_tool"}, status="unknown_tool"
-    )
-    records = corrected_history([*HISTORY, unknown])
-    assert [r["tool_name"] for r in records] == [
-        "mcp_appworld_amazon__search_products",
-        "mcp_appworld_amazon__place_order",
-        "mcp_appworld_amazon__show_order",
-        "mcp_appworld_amazon__show_order",
-        "teleport",
-    ]
-    assert [r["call"].get("order_id") for r in records[2:4]] == [901, 17]
+# ---------------------------------------------------------------- evidence for the rubric judge
 
 
 def test_selected_evidence_is_cut_to_the_named_keys_and_paths() -> None:
@@ -119,33 +231,67 @@ def test_selected_evidence_is_cut_to_the_named_keys_and_paths() -> None:
         ToolSelection(
             tool_name="amazon__place_order",
             call=("payment_card_id", "coupon"),
-            result=("response.order_id", "order_items.product_id", "order_items.0.ordered_quantity", "nope"),
+            result=("response.order_id", "order_id", "message", "nope"),
         ),
-        ToolSelection(tool_name="mcp_appworld_amazon__search_products"),
+        ToolSelection(tool_name="read_file"),
     ]
     corrected = select_evidence(HISTORY, selections, "corrected")
     assert corrected == [
-        HISTORY[0].model_dump(include={"tool_name", "call", "result"}),
         {
-            "tool_name": "mcp_appworld_amazon__place_order",
+            "tool_name": PLACE,
+            "call": {"payment_card_id": 9},
+            "result": {},  # a refusal: {"error", "status"} holds none of the paths
+        },
+        {
+            "tool_name": PLACE,
             "call": {"payment_card_id": 1},
             "result": {
-                "response.order_id": 901,
-                "order_items.product_id": [1578],
-                "order_items.0.ordered_quantity": 2,
+                "response.order_id": 4102,
+                "order_id": 4102,
+                "message": "Successfully placed the order.",
             },
         },
+        plain(READ),
     ]
-    # The faithful reading matches names exactly: the selection's unprefixed name matches the
-    # record's, and a canonical selection would not.
-    faithful = select_evidence(HISTORY, selections[:1], "faithful")
-    assert [e["tool_name"] for e in faithful] == ["amazon__place_order"]
-    canonical = ToolSelection(tool_name="mcp_appworld_amazon__place_order", call=("address_id",))
-    assert select_evidence(HISTORY, [canonical], "faithful") == []
-    assert select_evidence(HISTORY, [canonical], "corrected")[0]["call"] == {"address_id": 2}
+    # The faithful reading matches names exactly: the selection's bare name matches nothing.
+    assert select_evidence(HISTORY, selections[:1], "faithful") == []
+    exact = ToolSelection(tool_name=SHOW, call=("order_id",), result=("order_items.product_id",))
+    assert select_evidence(HISTORY, [exact], "faithful") == [
+        {"tool_name": SHOW, "call": {"order_id": 4102}, "result": {"order_items.product_id": [1578]}}
+    ]
 
 
-# ---------------------------------------------------------------- COMP and PROC
+def test_result_fields_walk_lists_and_the_response() -> None:
+    result = {"response": {"order_items": [{"product_id": 1, "tags": ["a"]}, {"product_id": 2}]}}
+    assert result_field(result, "order_items.product_id") == [1, 2]
+    assert result_field(result, "response.order_items.1.product_id") == 2
+    assert result_field(result, "order_items.0.tags.0") == "a"
+    for missing in ("order_items.5", "order_items.price", "nothing"):
+        with pytest.raises(KeyError):
+            result_field(result, missing)
+
+
+def test_turn_evidence_is_the_last_call_of_each_named_tool_in_that_turn() -> None:
+    selections = [
+        ToolSelection(tool_name=SHOW, call=("order_id",), result=("response.order_items",)),
+        ToolSelection(tool_name=PLACE, result=("response.order_id",)),
+        ToolSelection(tool_name="amazon__teleport"),
+        ToolSelection(tool_name="mcp_appworld_amazon__login"),
+    ]
+    items = [{"product_id": 1578, "ordered_quantity": 2}]
+    assert select_turn_evidence(HISTORY, 1, selections) == [
+        {"tool_name": SHOW, "call": {"order_id": 4102}, "result": {"response.order_items": items}},
+        {"tool_name": PLACE, "call": {}, "result": {"response.order_id": 4102}},
+        plain(LOGIN),  # an entry naming no keys or paths keeps the whole record
+    ]
+    assert select_turn_evidence(HISTORY, 4, selections) == [
+        {"tool_name": SHOW, "call": {"order_id": 4102}, "result": {"response.order_items": items}}
+    ]
+    assert select_turn_evidence(HISTORY, 2, selections) == []  # no fallback to earlier turns
+    assert select_turn_evidence(HISTORY, 5, selections) == []  # calls that never ran show nothing
+
+
+# ---------------------------------------------------------------- COMP
 
 
 def item(passed: bool, faithful: bool, weight: float = 1.0) -> CriterionResult:
@@ -161,6 +307,9 @@ def test_comp_is_the_weighted_mean_of_passed_items() -> None:
     assert comp([]) is None
     assert episode_comp([0.5, None, 1.0]) == pytest.approx(0.75)
     assert episode_comp([None]) is None
+
+
+# ---------------------------------------------------------------- PROC, ours
 
 
 def intents(*statuses: IntentStatus) -> list[IntentResult]:
@@ -219,260 +368,65 @@ def test_episode_proc_weights_each_pooled_group_by_its_size() -> None:
     assert episode_proc([("t", [])], {}) is None
 
 
+# ---------------------------------------------------------------- PROC and COMP, pi-Bench's aggregation
+
+
+BY_TASK = {
+    "a": intents("inferred", "provided"),  # 1 of 2 covered
+    "b": intents("completed", "open", "provided"),  # 1 of 3
+    "c": intents("inferred"),  # 1 of 1
+    "d": intents("provided", "provided"),  # 0 of 2
+    "prep": [],  # a dependency without intents
+}
+DEPENDS = {"b": ["a"], "c": ["b"], "d": ["prep", "ghost"]}
+
+
+def test_pibench_task_proc_pools_direct_dependencies_only() -> None:
+    assert pibench_task_proc("a", BY_TASK, DEPENDS) == pytest.approx(1 / 2)
+    assert pibench_task_proc("b", BY_TASK, DEPENDS) == pytest.approx((1 + 1) / (3 + 2))
+    # c depends on b, which depends on a: only b is pooled with c (a is not a direct dependency).
+    assert pibench_task_proc("c", BY_TASK, DEPENDS) == pytest.approx((1 + 1) / (1 + 3))
+    # A dependency with no intents, or one that never ran, adds 0 of 0.
+    assert pibench_task_proc("d", BY_TASK, DEPENDS) == 0.0
+    # A task with no intents of its own has no PROC, whatever its dependencies hold.
+    assert pibench_task_proc("prep", BY_TASK, {"prep": ["a"]}) is None
+    assert pibench_task_proc("never_ran", BY_TASK, {"never_ran": ["a"]}) is None
+    assert pibench_task_proc("a", BY_TASK, {"a": ["a"]}) == pytest.approx(1 / 2)  # itself once
+
+
+def test_group_size_counts_the_task_and_everything_it_depends_on() -> None:
+    assert [group_size(t, DEPENDS) for t in ("a", "b", "c", "d", "prep")] == [1, 2, 3, 3, 1]
+    assert group_size("x", {"x": ["y"], "y": ["x"]}) == 2  # a cycle counts each task once
+
+
+def test_weighted_mean_over_the_scores_that_exist() -> None:
+    assert weighted_mean([(0.4, 2), (None, 5), (0.5, 3), (1.0, 1)]) == pytest.approx(
+        (0.4 * 2 + 0.5 * 3 + 1.0 * 1) / (2 + 3 + 1)
+    )
+    assert weighted_mean([(0.0, 4)]) == 0.0
+    assert weighted_mean([(None, 3)]) is None
+    assert weighted_mean([]) is None
+
+
+def test_a_personas_pibench_proc_weights_each_task_by_its_group() -> None:
+    tasks = ["a", "b", "c", "d", "prep"]
+    scores = [(pibench_task_proc(t, BY_TASK, DEPENDS), group_size(t, DEPENDS)) for t in tasks]
+    assert scores == [
+        (pytest.approx(0.5), 1),
+        (pytest.approx(0.4), 2),
+        (pytest.approx(0.5), 3),
+        (0.0, 3),
+        (None, 1),
+    ]
+    assert weighted_mean(scores) == pytest.approx((0.5 * 1 + 0.4 * 2 + 0.5 * 3 + 0.0 * 3) / (1 + 2 + 3 + 3))
+
+
+# ---------------------------------------------------------------- repeated runs
+
+
 def test_mean_std_uses_the_sample_deviation() -> None:
     assert mean_std([0.5]) == (0.5, 0.0)
     mean, std = mean_std([1.0, 2.0, 3.0, 4.0])
     assert mean == 2.5 and std == pytest.approx(math.sqrt(5 / 3))
     with pytest.raises(ValueError):
         mean_std([])
-
-
-# ---------------------------------------------------------------- grading
-
-
-def ended(text: str = "I placed your green tea order, number 901.") -> SessionEnded:
-    return SessionEnded(
-        episode_id="ep",
-        task_id="shop",
-        reason="complete",
-        turns=(
-            TurnRecord(turn=1, role="user", kind="request", text="Buy me some tea"),
-            TurnRecord(turn=1, role="assistant", text=text),
-        ),
-    )
-
-
-DIFF = StateDiffData(
-    since="shop",
-    changes=(
-        StateChange(path="files.outputs/report.md", kind="added", after={"value": "Ordered Green Tea"}),
-    ),
-    state={
-        "apps": {
-            "amazon": {
-                "orders": [{"order_id": 901, "order_items": [{"product_id": 1578, "ordered_quantity": 2}]}]
-            }
-        },
-        "outbox": [],
-        "scheduled": [],
-        "questions": [],
-        "clock": 0.0,
-        "task_id": "shop",
-    },
-)
-
-SPEC = GradingSpec(
-    task_id="shop",
-    hidden_intents=("Buy two boxes",),
-    checklist=(
-        CriterionSpec(criterion="The green tea order was placed", weight=2),
-        CriterionSpec(criterion="  Used amazon__place_order successfully ", weight=3),
-        CriterionSpec(criterion="An order exists"),
-    ),
-    rule_scorer=PAPER_SCORER,
-    rule_scorer_path="tasks/shop/evaluate.py",
-    state_checks=(
-        StateCheckSpec(criterion="An order exists", path="apps.amazon.orders.901", op="exists"),
-        StateCheckSpec(
-            criterion="The order holds product 1578",
-            path="apps.amazon.orders.901.order_items",
-            op="contains",
-            value={"value": {"product_id": 1578}},
-        ),
-        StateCheckSpec(criterion="No message was sent", path="outbox.0", op="absent"),
-        StateCheckSpec(
-            criterion="The report names the tea",
-            path="files.outputs/report.md",
-            op="contains",
-            value={"value": "green tea"},
-        ),
-        StateCheckSpec(
-            criterion="Two boxes",
-            path="apps.amazon.orders.901.order_items.0.ordered_quantity",
-            op="equals",
-            value={"value": 2},
-        ),
-    ),
-)
-
-
-def test_a_session_is_graded_from_rubric_rule_and_state_items_under_both_readings() -> None:
-    grade = grade_session(
-        SPEC, ended(), HISTORY, DIFF, {}, rubric=DeterministicRubricJudge(), rule_runner=run_rule_scorer
-    )
-    by_name = {c.criterion: c for c in grade.criteria}
-    assert [c.criterion for c in grade.criteria][:3] == [
-        "The green tea order was placed",
-        "  Used amazon__place_order successfully ",
-        "An order exists",
-    ]
-    assert [(c.source, c.weight) for c in grade.criteria[:3]] == [("rubric", 2), ("rule", 3), ("state", 1)]
-    assert set(PAPER_KEYS[1:]) <= set(by_name)  # the scorer's other keys: items of their own
-    assert all(c.passed for c in grade.criteria), [c for c in grade.criteria if not c.passed]
-    # pi-Bench's reading sees neither the unprefixed order nor the confirmed one.
-    rule_items = [c for c in grade.criteria if c.source == "rule"]
-    assert len(rule_items) == 4 and not any(c.passed_faithful for c in rule_items)
-    assert grade.comp == 1.0
-    total = 2 + 3 + 1 + 3 + 4  # rubric, matched rule, matched state, other rule keys, other state checks
-    assert grade.comp_faithful == pytest.approx((2 + 1 + 4) / total)
-    assert grade.grader_errors == () and grade.judge_failures == 0
-
-
-class FixedRunner:
-    def __init__(self, corrected: RuleRun, faithful: RuleRun) -> None:
-        self.runs = {"corrected": corrected, "faithful": faithful}
-        self.seen: list[list[dict[str, Any]]] = []
-
-    def __call__(self, source: str, history: list[dict[str, Any]]) -> RuleRun:
-        self.seen.append(history)
-        # The corrected reading is the full history, so it is the longer one here.
-        return self.runs["corrected" if len(history) == len(HISTORY) else "faithful"]
-
-
-def rule_only(**update: Any) -> GradingSpec:
-    return GradingSpec(
-        task_id="shop", rule_scorer="def score(h): ...", rule_scorer_path="evaluate.py", **update
-    )
-
-
-def test_a_crashed_scorer_is_a_grader_error_and_never_lifts_comp() -> None:
-    crash = RuleRun(None, "crashed: ZeroDivisionError: division by zero")
-    runner = FixedRunner(crash, crash)
-    grade = grade_session(
-        rule_only(), ended(), HISTORY, None, {}, rubric=DeterministicRubricJudge(), rule_runner=runner
-    )
-    assert len(runner.seen) == 2
-    assert grade.grader_errors == (
-        "evaluate.py (corrected reading): crashed: ZeroDivisionError: division by zero",
-        "evaluate.py (faithful reading): crashed: ZeroDivisionError: division by zero",
-    )
-    (only,) = grade.criteria
-    assert only.criterion == "rule scorer evaluate.py" and not only.passed and only.error
-    assert grade.comp == 0.0 and grade.comp_faithful == 0.0
-
-
-def test_garbage_scores_fail_their_reading_only() -> None:
-    runner = FixedRunner(RuleRun({"ok": 1, "placed": True}), RuleRun({"ok": 2}))
-    grade = grade_session(
-        rule_only(), ended(), HISTORY, None, {}, rubric=DeterministicRubricJudge(), rule_runner=runner
-    )
-    assert [(c.criterion, c.passed, c.passed_faithful) for c in grade.criteria] == [
-        ("ok", True, False),
-        ("placed", True, False),
-    ]
-    assert grade.grader_errors == (
-        "evaluate.py (faithful reading): score() gave 'ok' the value 2, not 0 or 1",
-    )
-    assert all(c.error and c.error.startswith("faithful:") for c in grade.criteria)
-
-
-def test_scores_are_checked_strictly() -> None:
-    assert checked_scores({"a": 1, "b": False, "c": 0.0}) == ({"a": 1, "b": 0, "c": 0}, None)
-    assert checked_scores([1])[1] == "score() returned list, not a dict"
-    assert checked_scores({1: 1})[1] == "score() returned a non-text key 1"
-    assert checked_scores({"a": "1"})[0] is None
-
-
-class UnreadableRubric:
-    kind: Judgement = "llm"
-
-    def judge(self, hidden_intents: Sequence[str], history: str, criteria: Sequence[str]) -> list[Verdict]:
-        return [Verdict(yes=False, failed=True, reason="no readable <score> for c1")]
-
-
-def test_an_unreadable_rubric_answer_fails_the_item_and_is_reported() -> None:
-    spec = GradingSpec(
-        task_id="t",
-        checklist=(CriterionSpec(criterion="The green tea order was placed"), CriterionSpec(criterion="Tea")),
-    )
-    grade = grade_session(
-        spec, ended(), [], None, {}, rubric=UnreadableRubric(), rule_runner=FixedRunner(*[RuleRun(None)] * 2)
-    )
-    assert [c.passed for c in grade.criteria] == [False, False]
-    assert grade.judge_failures == 2 and len(grade.grader_errors) == 2
-    assert grade.criteria[1].error == "rubric judge: rubric judge gave no verdict"
-    assert grade.comp == 0.0
-
-
-def test_state_checks_need_the_diff_except_for_files() -> None:
-    spec = GradingSpec(
-        task_id="t",
-        state_checks=(
-            StateCheckSpec(criterion="order", path="apps.amazon.orders.901"),
-            StateCheckSpec(criterion="report", path="files.out.md", op="contains", value={"value": "TEA"}),
-            StateCheckSpec(criterion="bad", path="files.out.md", op="equals"),
-        ),
-    )
-    grade = grade_session(
-        spec,
-        ended(),
-        [],
-        None,
-        {"out.md": "green tea"},
-        rubric=DeterministicRubricJudge(),
-        rule_runner=FixedRunner(*[RuleRun(None)] * 2),
-    )
-    assert [(c.criterion, c.passed) for c in grade.criteria] == [
-        ("order", False),
-        ("report", True),
-        ("bad", False),
-    ]
-    assert grade.grader_errors == (
-        "'order': no state diff for this session",
-        "'bad': state check 'equals' needs a value {'value': ...}",
-    )
-
-
-def test_a_task_without_checklist_has_no_comp() -> None:
-    grade = grade_session(
-        GradingSpec(task_id="prime"),
-        ended(),
-        HISTORY,
-        DIFF,
-        {},
-        rubric=DeterministicRubricJudge(),
-        rule_runner=FixedRunner(*[RuleRun(None)] * 2),
-    )
-    assert grade.criteria == () and grade.comp is None and grade.comp_faithful is None
-
-
-# ---------------------------------------------------------------- the rule scorer's child process
-
-
-def test_the_papers_scorer_runs_on_both_readings() -> None:
-    corrected = run_rule_scorer(PAPER_SCORER, corrected_history(HISTORY))
-    assert corrected == RuleRun(dict.fromkeys(PAPER_KEYS, 1), None)
-    faithful = run_rule_scorer(PAPER_SCORER, faithful_history(HISTORY))
-    assert faithful == RuleRun(dict.fromkeys(PAPER_KEYS, 0), None)
-
-
-def test_a_good_scorer_may_print_without_spoiling_its_answer() -> None:
-    source = "def score(h):\n    print('looking at', len(h))\n    return {'seen': len(h) == 2, 'x': 0}\n"
-    assert run_rule_scorer(source, [{"tool_name": "a"}, {"tool_name": "b"}]) == RuleRun(
-        {"seen": 1, "x": 0}, None
-    )
-
-
-@pytest.mark.parametrize(
-    ("source", "reason"),
-    [
-        ("def score(h):\n    return 1 / 0\n", "crashed: ZeroDivisionError: division by zero"),
-        ("x = 1\n", "crashed: the scorer defines no score(tools_history) function"),
-        ("def score(h):\n    return [1, 0]\n", "score() returned list, not a dict"),
-        ("def score(h):\n    return {'a': 2}\n", "score() gave 'a' the value 2, not 0 or 1"),
-        ("def score(h):\n    return {1: 1}\n", "score() returned a non-text key"),
-        ("def score(h):\n    return {'a': {1, 2}}\n", "score() returned data that is not JSON"),
-        ("def score(h):\n    return {'a': float('nan')}\n", "score() returned data that is not JSON"),
-        ("import sys\ndef score(h):\n    sys.exit(0)\n", "the scorer gave no answer"),
-        ("def score(h:\n", "crashed: SyntaxError"),
-    ],
-)
-def test_a_broken_scorer_gives_a_reason_not_a_score(source: str, reason: str) -> None:
-    run = run_rule_scorer(source, [])
-    assert run.scores is None and run.error is not None
-    assert run.error.startswith(reason), run.error
-
-
-def test_a_scorer_that_never_returns_is_stopped() -> None:
-    run = run_rule_scorer("def score(h):\n    while True:\n        pass\n", [], timeout=1.0)
-    assert run == RuleRun(None, "timed out after 1 s")

@@ -105,7 +105,10 @@ def corrected_history(history: Sequence[ToolRecord]) -> list[dict[str, Any]]:
     for record in _ran(history):
         item = _record(record, canonical_name(record.tool_name))
         if record.status != "ok":
-            error = record.result.get("error") or record.result.get("response", {}).get("message")
+            response = record.result.get("response")
+            error = record.result.get("error") or (
+                response.get("message") if isinstance(response, dict) else None
+            )
             item["result"] = {"error": error or record.status, "status": record.status}
         out.append(item)
     return out
@@ -316,7 +319,7 @@ def pibench_task_proc(
     depends_on: Mapping[str, Sequence[str]],
 ) -> float | None:
     """(covered + covered of each direct dependency) / (intents + theirs); None without intents."""
-    pool = [task_id, *[d for d in depends_on.get(task_id, ()) if d != task_id]]
+    pool = list(dict.fromkeys([task_id, *depends_on.get(task_id, ())]))
     total = sum(len(intents_by_task.get(t, ())) for t in pool)
     if not intents_by_task.get(task_id) or total == 0:
         return None

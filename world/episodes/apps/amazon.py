@@ -52,31 +52,43 @@ and saved the order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
+    MAX_INT,
     TIME_FORMAT,
     AppArgs,
     AuthArgs,
     AuthPageArgs,
+    EmailAddress,
     EpisodeTool,
-    LoginArgs,
     PageArgs,
+    Row,
     ToolContext,
     ToolFailed,
     app_tool,
+    check_sort,
     id_field,
+    in_range,
     login_tool,
     logout_tool,
     money,
     page,
-    person,
+    page_index_field,
+    page_limit_field,
+    pick,
+    rank,
     ranked,
+    retrieve,
+    search_text,
+    show_account_tool,
+    show_profile_tool,
+    singular,
     sort_rows,
 )
 
@@ -85,31 +97,11 @@ NOTIFIER = "notifications@amazon.com"
 DELIVERY_FEE = 5.0
 GIFT_WRAP_FEE = 5.0
 TAX_PERCENT = 10
-EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
-LAST_LOGIN = "_last_logged_in"
-"""Bookkeeping: user id (as text) -> the time of the last login (``show_account``)."""
 
 Size = Literal["extra-small", "small", "medium", "large", "extra-large"]
 
 
-class Conflict(ToolFailed):
-    """A record that would duplicate another (AppWorld's unique constraints answer 409)."""
-
-    code = 409
-
-
 # ---------------------------------------------------------------- helpers
-
-
-def _singular(phrase: str) -> str:
-    word = phrase.strip()
-    if word.endswith("ies") and len(word) > 3:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
 
 
 def _plural(phrase: str) -> str:
@@ -122,134 +114,19 @@ def _plural(phrase: str) -> str:
     return phrase + "s"
 
 
-def _mine(ctx: ToolContext, collection: str, user: dict[str, Any]) -> list[dict[str, Any]]:
-    return [r for r in ctx.rows(APP, collection) if r.get("user_id") == user["user_id"]]
+def _poster(ctx: ToolContext, record: Row) -> JsonObject:
+    return ctx.person_of(APP, record.get("user_id"))
 
 
-def _owned(
-    ctx: ToolContext, collection: str, record_id: int, what: str, user: dict[str, Any]
-) -> dict[str, Any]:
-    """A record of ``user``: 409 when it does not exist, 422 when it is someone else's."""
-    record = ctx.find(APP, collection, record_id, what)
-    if record.get("user_id") != user["user_id"]:
-        raise ToolFailed(f"The given {what} does not belong to you, so you cannot access it.")
-    return record
-
-
-def _user_by_id(ctx: ToolContext, user_id: Any) -> dict[str, Any] | None:
-    return next((u for u in ctx.rows(APP, "users") if u.get("user_id") == user_id), None)
-
-
-def _poster(ctx: ToolContext, record: dict[str, Any]) -> JsonObject:
-    user = _user_by_id(ctx, record.get("user_id"))
-    return person(user) if user is not None else {"name": None, "email": None}
-
-
-def _is_prime(ctx: ToolContext, user: dict[str, Any]) -> bool:
+def _is_prime(ctx: ToolContext, user: Row) -> bool:
+    """Whether a prime subscription of the user ends after now."""
     now = ctx.timestamp()
-    return any(str(s.get("end_date", "")) > now for s in _mine(ctx, "prime_subscriptions", user))
+    return any(str(s.get("end_date", "")) > now for s in ctx.mine(APP, "prime_subscriptions", user))
 
 
-def _check_sort(sort_by: str | None, valid: tuple[str, ...]) -> None:
-    if not sort_by:
-        return
-    if sort_by[0] not in "+-":
-        raise ToolFailed("The sort_by parameter must start with + or -.")
-    if sort_by.lstrip("+-") not in valid:
-        raise ToolFailed(
-            f"If sort_by is passed, it must be one of {', '.join(valid)} and must be prefixed with + or -."
-        )
-
-
-def _rank(
-    rows: list[dict[str, Any]], query: str, text: Callable[[dict[str, Any]], str]
-) -> list[dict[str, Any]]:
-    """``rows`` in AppWorld's search order for ``query`` over ``text(row)``."""
-    keyed = [{"_at": i, "_text": text(r)} for i, r in enumerate(rows)]
-    return [rows[k["_at"]] for k in ranked(keyed, query, "_text")]
-
-
-class _Listing(Protocol):
-    """The arguments of a listing API: a query, a sort order and a page."""
-
-    @property
-    def query(self) -> str: ...
-    @property
-    def sort_by(self) -> str | None: ...
-    @property
-    def page_index(self) -> int: ...
-    @property
-    def page_limit(self) -> int: ...
-
-
-def _retrieve(
-    rows: list[dict[str, Any]],
-    args: _Listing,
-    text: Callable[[dict[str, Any]], str],
-    sorts: tuple[str, ...],
-    default_sort: str | None = None,
-) -> list[dict[str, Any]]:
-    """AppWorld's listing: with a query, rank, take the page, then sort within it; without one,
-    sort (``default_sort`` when ``sort_by`` is empty), then take the page. ``sorts``: the fields
-    ``sort_by`` may name."""
-    _check_sort(args.sort_by, sorts)
-    if args.query.strip():
-        ranked_page = page(_rank(rows, args.query, text), args.page_index, args.page_limit)
-        return sort_rows(ranked_page, args.sort_by or None)
-    return page(sort_rows(rows, args.sort_by or default_sort), args.page_index, args.page_limit)
-
-
-def _check_email(ctx: ToolContext, email: str | None) -> int | None:
+def _user_id(ctx: ToolContext, email: str | None) -> int | None:
     """The user id of ``email`` (AppWorld's 409 list message when nobody has it), None for None."""
-    if email is None:
-        return None
-    return int(ctx.find_by(APP, "users", "email", email, "user")["user_id"])
-
-
-# ---------------------------------------------------------------- accounts
-
-_LOGIN = login_tool(APP)
-
-
-def login(ctx: ToolContext, args: LoginArgs) -> JsonObject:
-    answer: JsonObject = _LOGIN.run(ctx, args)
-    user = ctx.user(APP, str(answer["access_token"]))
-    ctx.app(APP).setdefault(LAST_LOGIN, {})[str(user["user_id"])] = ctx.timestamp()
-    return answer
-
-
-def show_account(ctx: ToolContext, args: AuthArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    last = ctx.app(APP).get(LAST_LOGIN, {}).get(str(user["user_id"]), user.get("registered_at"))
-    return {
-        "first_name": user.get("first_name"),
-        "last_name": user.get("last_name"),
-        "email": user.get("email"),
-        "registered_at": user.get("registered_at"),
-        "last_logged_in": last,
-        "verified": user.get("verified", True),
-        "is_prime": _is_prime(ctx, user),
-    }
-
-
-class ProfileArgs(AppArgs):
-    email: str | None = Field(
-        default=None, pattern=EMAIL_PATTERN, description="Email of the person whose public profile to show."
-    )
-
-
-def show_profile(ctx: ToolContext, args: ProfileArgs) -> JsonObject:
-    if args.email is None:
-        raise ToolFailed("Either email or phone_number must be provided.")
-    user = ctx.account(APP, args.email)
-    if user is None:
-        raise ToolFailed("Account for this email does not exist.")
-    return {
-        "first_name": user.get("first_name"),
-        "last_name": user.get("last_name"),
-        "email": user.get("email"),
-        "registered_at": user.get("registered_at"),
-    }
+    return None if email is None else int(ctx.user_by_email(APP, email)["user_id"])
 
 
 # ---------------------------------------------------------------- catalogue
@@ -291,25 +168,12 @@ def _product_view(ctx: ToolContext, product: dict[str, Any]) -> JsonObject:
     return view
 
 
-def _seller_name(ctx: ToolContext, seller_id: Any) -> str:
-    seller = next((s for s in ctx.rows(APP, "sellers") if s.get("seller_id") == seller_id), None)
-    return str(seller.get("name", "")) if seller is not None else ""
-
-
-def _seller_rating(ctx: ToolContext, seller_id: Any) -> float:
-    seller = next((s for s in ctx.rows(APP, "sellers") if s.get("seller_id") == seller_id), None)
-    return float(seller.get("rating", 0.0) or 0.0) if seller is not None else 0.0
-
-
 class ProductArgs(AppArgs):
     product_id: int = id_field("The product's id.")
 
 
 def show_product(ctx: ToolContext, args: ProductArgs) -> JsonObject:
     return _product_view(ctx, ctx.find(APP, "products", args.product_id, "product"))
-
-
-MAXSIZE = 9223372036854775807
 
 
 class SearchProductsArgs(PageArgs):
@@ -320,7 +184,7 @@ class SearchProductsArgs(PageArgs):
     color: str | None = Field(default=None, description="Only products of this color.")
     relative_size: Size | None = Field(default=None, description="Only products of this relative size.")
     min_price: float = Field(default=0.0, ge=0, allow_inf_nan=False, description="Lowest price.")
-    max_price: float = Field(default=float(MAXSIZE), ge=0, allow_inf_nan=False, description="Highest price.")
+    max_price: float = Field(default=float(MAX_INT), ge=0, allow_inf_nan=False, description="Highest price.")
     min_product_rating: float = Field(default=0.0, ge=0, le=5, description="Lowest product rating.")
     max_product_rating: float = Field(default=5.0, ge=0, le=5, description="Highest product rating.")
     min_seller_rating: float = Field(default=0.0, ge=0, le=5, description="Lowest seller rating.")
@@ -333,19 +197,12 @@ class SearchProductsArgs(PageArgs):
     )
 
 
-def _in_range(value: Any, low: float, high: float, ignore_low: float, ignore_high: float) -> bool:
-    number = float(value or 0.0)
-    if low != ignore_low and number < low:
-        return False
-    return not (high != ignore_high and number > high)
-
-
 def search_products(ctx: ToolContext, args: SearchProductsArgs) -> list[JsonObject]:
-    _check_sort(args.sort_by, ("rating", "price", "delivery_days"))
-    kind = None if args.product_type is None else _singular(args.product_type.lower())
+    check_sort(args.sort_by, ("rating", "price", "delivery_days"))
+    kind = None if args.product_type is None else singular(args.product_type.lower())
     rows = []
     for p in ctx.rows(APP, "products"):
-        if kind is not None and _singular(str(p.get("product_type", "")).lower()) != kind:
+        if kind is not None and singular(str(p.get("product_type", "")).lower()) != kind:
             continue
         if args.seller_id is not None and p.get("seller_id") != args.seller_id:
             continue
@@ -353,12 +210,12 @@ def search_products(ctx: ToolContext, args: SearchProductsArgs) -> list[JsonObje
             continue
         if args.relative_size is not None and p.get("relative_size") != args.relative_size:
             continue
-        if not _in_range(p.get("price"), args.min_price, args.max_price, 0, MAXSIZE):
+        if not in_range(p.get("price"), args.min_price, args.max_price, 0, MAX_INT):
             continue
-        if not _in_range(p.get("rating"), args.min_product_rating, args.max_product_rating, 0, 5):
+        if not in_range(p.get("rating"), args.min_product_rating, args.max_product_rating, 0, 5):
             continue
-        seller_rating = _seller_rating(ctx, p.get("seller_id"))
-        if not _in_range(seller_rating, args.min_seller_rating, args.max_seller_rating, 0, 5):
+        seller_rating = (ctx.get(APP, "sellers", p.get("seller_id")) or {}).get("rating")
+        if not in_range(seller_rating, args.min_seller_rating, args.max_seller_rating, 0, 5):
             continue
         rows.append(p)
     rows = sort_rows(rows, args.sort_by or None)
@@ -369,16 +226,12 @@ def search_products(ctx: ToolContext, args: SearchProductsArgs) -> list[JsonObje
             seen.add(p.get("name"))
             unique.append(p)
 
-    def text(p: dict[str, Any]) -> str:
-        fields = (
-            p.get("name"),
-            p.get("product_type"),
-            p.get("description"),
-            _seller_name(ctx, p.get("seller_id")),
-        )
-        return " ".join(str(f) for f in fields if f)
+    def text(p: Row) -> str:
+        seller = ctx.get(APP, "sellers", p.get("seller_id")) or {}
+        fields = (p.get("name"), p.get("product_type"), p.get("description"), seller.get("name"))
+        return search_text(*(f for f in fields if f))
 
-    found = page(_rank(unique, args.query, text), args.page_index, args.page_limit)
+    found = page(rank(unique, args.query, text), args.page_index, args.page_limit)
     return [_product_view(ctx, p) for p in found]
 
 
@@ -403,10 +256,8 @@ def show_seller(ctx: ToolContext, args: SellerArgs) -> JsonObject:
 
 class ProductTypesArgs(AppArgs):
     query: str = Field(default="", description="Words to look for in the product types.")
-    page_index: int = Field(default=0, ge=0, description="The index of the page to return.")
-    page_limit: int = Field(
-        default=5, ge=1, le=MAXSIZE, description="The maximum number of results (large values list all)."
-    )
+    page_index: int = page_index_field()
+    page_limit: int = page_limit_field(MAX_INT, "The maximum number of results (large values list all).")
 
 
 def search_product_types(ctx: ToolContext, args: ProductTypesArgs) -> list[str]:
@@ -427,8 +278,8 @@ class FeatureChoicesArgs(AppArgs):
 def show_product_feature_choices(ctx: ToolContext, args: FeatureChoicesArgs) -> JsonObject:
     products = ctx.rows(APP, "products")
     if args.product_type is not None:
-        wanted = _singular(args.product_type.lower())
-        products = [p for p in products if _singular(str(p.get("product_type", "")).lower()) == wanted]
+        wanted = singular(args.product_type.lower())
+        products = [p for p in products if singular(str(p.get("product_type", "")).lower()) == wanted]
     colors = sorted({str(p["color"]) for p in products if p.get("color")})
     sizes = sorted({str(p["relative_size"]) for p in products if p.get("relative_size")})
     seller_ids = {p.get("seller_id") for p in products}
@@ -446,7 +297,7 @@ def show_product_feature_choices(ctx: ToolContext, args: FeatureChoicesArgs) -> 
 def _bought(ctx: ToolContext, user: dict[str, Any], product_id: int) -> bool:
     return any(
         item.get("product_id") == product_id
-        for order in _mine(ctx, "orders", user)
+        for order in ctx.mine(APP, "orders", user)
         for item in order.get("order_items", [])
     )
 
@@ -454,9 +305,7 @@ def _bought(ctx: ToolContext, user: dict[str, Any], product_id: int) -> bool:
 class ReviewsArgs(PageArgs):
     product_id: int = id_field("The product whose reviews to show.")
     query: str = Field(default="", description="Words to look for in the reviews' titles and texts.")
-    user_email: str | None = Field(
-        default=None, pattern=EMAIL_PATTERN, description="Only this reviewer's reviews."
-    )
+    user_email: EmailAddress | None = Field(default=None, description="Only this reviewer's reviews.")
     min_rating: int = Field(default=1, ge=1, le=5, description="Lowest rating.")
     max_rating: int = Field(default=5, ge=1, le=5, description="Highest rating.")
     is_verified: bool | None = Field(default=None, description="Only reviews by (or not by) verified buyers.")
@@ -467,17 +316,17 @@ class ReviewsArgs(PageArgs):
 
 def show_product_reviews(ctx: ToolContext, args: ReviewsArgs) -> list[JsonObject]:
     ctx.find(APP, "products", args.product_id, "product")
-    user_id = _check_email(ctx, args.user_email)
+    user_id = _user_id(ctx, args.user_email)
     rows = [
         r
         for r in ctx.rows(APP, "reviews")
         if r.get("product_id") == args.product_id
         and (user_id is None or r.get("user_id") == user_id)
         and (args.is_verified is None or bool(r.get("is_verified")) == args.is_verified)
-        and _in_range(r.get("rating"), args.min_rating, args.max_rating, 1, 5)
+        and in_range(r.get("rating"), args.min_rating, args.max_rating, 1, 5)
     ]
-    found = _retrieve(
-        rows, args, lambda r: f"{r.get('title', '')} {r.get('text', '')}", ("rating", "created_at")
+    found = retrieve(
+        ((f"{r.get('title', '')} {r.get('text', '')}", r) for r in rows), args, ("rating", "created_at")
     )
     return [
         {
@@ -511,9 +360,7 @@ def _rerate(ctx: ToolContext, product: dict[str, Any]) -> None:
     product["rating"] = _mean(
         r.get("rating") for r in ctx.rows(APP, "reviews") if r.get("product_id") == product["product_id"]
     )
-    seller = next(
-        (s for s in ctx.rows(APP, "sellers") if s.get("seller_id") == product.get("seller_id")), None
-    )
+    seller = ctx.get(APP, "sellers", product.get("seller_id"))
     if seller is not None:
         seller["rating"] = _mean(
             p.get("rating") for p in ctx.rows(APP, "products") if p.get("seller_id") == seller["seller_id"]
@@ -522,18 +369,11 @@ def _rerate(ctx: ToolContext, product: dict[str, Any]) -> None:
 
 def write_product_review(ctx: ToolContext, args: WriteReviewArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    product = next((p for p in ctx.rows(APP, "products") if p["product_id"] == args.product_id), None)
-    if product is None:
-        raise ToolFailed(
-            f"The ProductReview object is linked to a non-existent object via product_id={args.product_id}."
-        )
-    reviews = ctx.rows(APP, "reviews")
-    if any(r.get("product_id") == args.product_id and r.get("user_id") == user["user_id"] for r in reviews):
-        raise Conflict("ProductReview with this product_id and user_id already exists.")
-    review_id = ctx.new_id(APP, "reviews")
-    reviews.append(
+    product = ctx.linked(APP, "products", args.product_id, "ProductReview", "product_id")
+    review = ctx.insert(
+        APP,
+        "reviews",
         {
-            "review_id": review_id,
             "product_id": args.product_id,
             "user_id": user["user_id"],
             "is_verified": _bought(ctx, user, args.product_id),
@@ -541,30 +381,29 @@ def write_product_review(ctx: ToolContext, args: WriteReviewArgs) -> JsonObject:
             "title": args.title,
             "text": args.text,
             "created_at": ctx.timestamp(),
-        }
+        },
+        unique=("ProductReview", ("product_id", "user_id")),
     )
     _rerate(ctx, product)
-    return {"message": "Added a new product review.", "product_review_id": review_id}
+    return {"message": "Added a new product review.", "product_review_id": review["review_id"]}
 
 
 class QuestionsArgs(PageArgs):
     product_id: int = id_field("The product whose questions to show.")
     query: str = Field(default="", description="Words to look for in the questions.")
-    user_email: str | None = Field(
-        default=None, pattern=EMAIL_PATTERN, description="Only this asker's questions."
-    )
+    user_email: EmailAddress | None = Field(default=None, description="Only this asker's questions.")
     sort_by: str | None = Field(default=None, description="+created_at or -created_at.")
 
 
 def show_product_questions(ctx: ToolContext, args: QuestionsArgs) -> list[JsonObject]:
     ctx.find(APP, "products", args.product_id, "product")
-    user_id = _check_email(ctx, args.user_email)
+    user_id = _user_id(ctx, args.user_email)
     rows = [
         q
         for q in ctx.rows(APP, "questions")
         if q.get("product_id") == args.product_id and (user_id is None or q.get("user_id") == user_id)
     ]
-    found = _retrieve(rows, args, lambda q: str(q.get("question", "")), ("created_at",))
+    found = retrieve(((str(q.get("question", "")), q) for q in rows), args, ("created_at",))
     return [
         {
             "product_id": q["product_id"],
@@ -585,33 +424,17 @@ class WriteQuestionArgs(AuthArgs):
 def write_product_question(ctx: ToolContext, args: WriteQuestionArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     ctx.find(APP, "products", args.product_id, "product")
-    questions = ctx.rows(APP, "questions")
-    if any(
-        q.get("product_id") == args.product_id
-        and q.get("user_id") == user["user_id"]
-        and q.get("question") == args.question
-        for q in questions
-    ):
-        raise Conflict("ProductQuestion with this product_id, user_id and question already exists.")
-    question_id = ctx.new_id(APP, "questions")
-    questions.append(
-        {
-            "question_id": question_id,
-            "product_id": args.product_id,
-            "user_id": user["user_id"],
-            "question": args.question,
-            "created_at": ctx.timestamp(),
-        }
+    mine = {"product_id": args.product_id, "user_id": user["user_id"], "question": args.question}
+    question = ctx.insert(
+        APP, "questions", mine | {"created_at": ctx.timestamp()}, unique=("ProductQuestion", tuple(mine))
     )
-    return {"message": "Posted a new product question.", "question_id": question_id}
+    return {"message": "Posted a new product question.", "question_id": question["question_id"]}
 
 
 class AnswersArgs(PageArgs):
     question_id: int = id_field("The question whose answers to show.")
     query: str = Field(default="", description="Words to look for in the answers.")
-    user_email: str | None = Field(
-        default=None, pattern=EMAIL_PATTERN, description="Only this answerer's answers."
-    )
+    user_email: EmailAddress | None = Field(default=None, description="Only this answerer's answers.")
     is_verified: bool | None = Field(default=None, description="Only answers by (or not by) verified buyers.")
     sort_by: str | None = Field(default=None, description="+created_at or -created_at.")
 
@@ -619,7 +442,7 @@ class AnswersArgs(PageArgs):
 def show_product_question_answers(ctx: ToolContext, args: AnswersArgs) -> list[JsonObject]:
     question = ctx.find(APP, "questions", args.question_id, "question")
     ctx.find(APP, "products", question.get("product_id"), "product")
-    user_id = _check_email(ctx, args.user_email)
+    user_id = _user_id(ctx, args.user_email)
     rows = [
         a
         for a in ctx.rows(APP, "question_answers")
@@ -627,7 +450,7 @@ def show_product_question_answers(ctx: ToolContext, args: AnswersArgs) -> list[J
         and (user_id is None or a.get("user_id") == user_id)
         and (args.is_verified is None or bool(a.get("is_verified")) == args.is_verified)
     ]
-    found = _retrieve(rows, args, lambda a: str(a.get("answer", "")), ("created_at",))
+    found = retrieve(((str(a.get("answer", "")), a) for a in rows), args, ("created_at",))
     return [
         {
             "question_answer_id": a["question_answer_id"],
@@ -644,31 +467,18 @@ def show_product_question_answers(ctx: ToolContext, args: AnswersArgs) -> list[J
 # ---------------------------------------------------------------- cart and wish list
 
 
-def _entry(ctx: ToolContext, collection: str, user: dict[str, Any], product_id: int) -> dict[str, Any] | None:
-    return next((e for e in _mine(ctx, collection, user) if e.get("product_id") == product_id), None)
-
-
 def _add_entry(
     ctx: ToolContext, collection: str, user: dict[str, Any], product_id: int, quantity: int
 ) -> None:
     """Add ``quantity`` to the user's entry of ``product_id`` (a new entry when there is none)."""
-    entry = _entry(ctx, collection, user, product_id)
+    entry = ctx.my(APP, collection, user, product_id=product_id)
     if entry is not None:
         entry["quantity"] = int(entry.get("quantity", 0)) + quantity
         return
-    record: dict[str, Any] = {
-        f"{collection[:-1]}_id": ctx.new_id(APP, collection),
-        "user_id": user["user_id"],
-    }
-    record |= {"product_id": product_id, "quantity": quantity}
-    if collection == "cart_items":
-        record["gift_wrap_quantity"] = 0
-    ctx.rows(APP, collection).append(record)
-
-
-def _remove(ctx: ToolContext, collection: str, entry: dict[str, Any]) -> None:
-    rows = ctx.rows(APP, collection)
-    rows[:] = [r for r in rows if r is not entry]
+    wrap = {"gift_wrap_quantity": 0} if collection == "cart_items" else {}
+    ctx.insert(
+        APP, collection, {"user_id": user["user_id"], "product_id": product_id, "quantity": quantity} | wrap
+    )
 
 
 def _clear(ctx: ToolContext, collection: str, user: dict[str, Any]) -> None:
@@ -690,7 +500,7 @@ def show_cart(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     items = []
     base_cost = 0.0
     gift_wrap = 0.0
-    for entry in _mine(ctx, "cart_items", user):
+    for entry in ctx.mine(APP, "cart_items", user):
         product = ctx.find(APP, "products", entry["product_id"], "product")
         price = float(product.get("price", 0.0))
         items.append(
@@ -727,13 +537,20 @@ class AddToCartArgs(AuthArgs):
     clear_cart_first: bool = Field(default=False, description="Empty the cart before adding.")
 
 
-def add_product_to_cart(ctx: ToolContext, args: AddToCartArgs) -> JsonObject:
+def _add_product(
+    ctx: ToolContext, args: AddToCartArgs | AddToWishListArgs, collection: str, clear: bool
+) -> None:
+    """Add to the cart or wish list (``collection``), emptied first when ``clear``."""
     user = ctx.user(APP, args.access_token)
     product = ctx.find(APP, "products", args.product_id, "product")
     _check_inventory(product, args.quantity)
-    if args.clear_cart_first:
-        _clear(ctx, "cart_items", user)
-    _add_entry(ctx, "cart_items", user, args.product_id, args.quantity)
+    if clear:
+        _clear(ctx, collection, user)
+    _add_entry(ctx, collection, user, args.product_id, args.quantity)
+
+
+def add_product_to_cart(ctx: ToolContext, args: AddToCartArgs) -> JsonObject:
+    _add_product(ctx, args, "cart_items", args.clear_cart_first)
     return {"message": "Product/s added to the cart."}
 
 
@@ -745,14 +562,14 @@ class CartQuantityArgs(AuthArgs):
 def update_product_quantity_in_cart(ctx: ToolContext, args: CartQuantityArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     product = ctx.find(APP, "products", args.product_id, "product")
-    entry = _entry(ctx, "cart_items", user, args.product_id)
+    entry = ctx.my(APP, "cart_items", user, product_id=args.product_id)
     if entry is None:
         raise ToolFailed("The product is not present in the cart.")
     _check_inventory(product, args.quantity)
     if args.quantity > 0:
         entry["quantity"] = args.quantity
     else:
-        _remove(ctx, "cart_items", entry)
+        ctx.remove(APP, "cart_items", entry)
     return {"message": "Updated the quantity of the product in the cart."}
 
 
@@ -763,10 +580,10 @@ class CartProductArgs(AuthArgs):
 def delete_product_from_cart(ctx: ToolContext, args: CartProductArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     ctx.find(APP, "products", args.product_id, "product")
-    entry = _entry(ctx, "cart_items", user, args.product_id)
+    entry = ctx.my(APP, "cart_items", user, product_id=args.product_id)
     if entry is None:
         raise ToolFailed("The product is not present in the cart.")
-    _remove(ctx, "cart_items", entry)
+    ctx.remove(APP, "cart_items", entry)
     return {"message": "Deleted the product from your cart."}
 
 
@@ -779,7 +596,7 @@ def clear_cart(ctx: ToolContext, args: AuthArgs) -> JsonObject:
 def show_wish_list(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     out = []
-    for entry in _mine(ctx, "wish_list_items", user):
+    for entry in ctx.mine(APP, "wish_list_items", user):
         product = ctx.find(APP, "products", entry["product_id"], "product")
         out.append(
             {
@@ -799,12 +616,7 @@ class AddToWishListArgs(AuthArgs):
 
 
 def add_product_to_wish_list(ctx: ToolContext, args: AddToWishListArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    product = ctx.find(APP, "products", args.product_id, "product")
-    _check_inventory(product, args.quantity)
-    if args.clear_wish_list_first:
-        _clear(ctx, "wish_list_items", user)
-    _add_entry(ctx, "wish_list_items", user, args.product_id, args.quantity)
+    _add_product(ctx, args, "wish_list_items", args.clear_wish_list_first)
     return {"message": "Product/s added to the wish list."}
 
 
@@ -818,7 +630,7 @@ def _move(ctx: ToolContext, args: MoveArgs, *, to_wish_list: bool) -> JsonObject
     where, there = ("cart", "wish list") if to_wish_list else ("wish list", "cart")
     user = ctx.user(APP, args.access_token)
     ctx.find(APP, "products", args.product_id, "product")
-    entry = _entry(ctx, source, user, args.product_id)
+    entry = ctx.my(APP, source, user, product_id=args.product_id)
     if entry is None:
         raise ToolFailed(f"The product is not available in the {where}.")
     held = int(entry.get("quantity", 0))
@@ -827,7 +639,7 @@ def _move(ctx: ToolContext, args: MoveArgs, *, to_wish_list: bool) -> JsonObject
             f"The {where} only has {held} of this product, so can't move {args.quantity} to wish list."
         )
     if held == args.quantity:
-        _remove(ctx, source, entry)
+        ctx.remove(APP, source, entry)
     else:
         entry["quantity"] = held - args.quantity
     _add_entry(ctx, target, user, args.product_id, args.quantity)
@@ -858,7 +670,7 @@ _ADDRESS_FIELDS = ("address_id", "name", "street_address", "city", "state", "cou
 
 def show_payment_cards(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    return [{f: c.get(f) for f in _CARD_FIELDS} for c in _mine(ctx, "payment_cards", user)]
+    return [pick(c, *_CARD_FIELDS) for c in ctx.mine(APP, "payment_cards", user)]
 
 
 class PaymentCardArgs(AuthArgs):
@@ -867,13 +679,13 @@ class PaymentCardArgs(AuthArgs):
 
 def show_payment_card(ctx: ToolContext, args: PaymentCardArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    card = _owned(ctx, "payment_cards", args.payment_card_id, "payment card", user)
-    return {f: card.get(f) for f in _CARD_FIELDS}
+    card = ctx.owned(APP, "payment_cards", args.payment_card_id, "payment card", user)
+    return pick(card, *_CARD_FIELDS)
 
 
 def show_addresses(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    return [{f: a.get(f) for f in _ADDRESS_FIELDS} for a in _mine(ctx, "addresses", user)]
+    return [pick(a, *_ADDRESS_FIELDS) for a in ctx.mine(APP, "addresses", user)]
 
 
 class AddAddressArgs(AuthArgs):
@@ -887,22 +699,13 @@ class AddAddressArgs(AuthArgs):
 
 def add_address(ctx: ToolContext, args: AddAddressArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    if any(a.get("name") == args.name for a in _mine(ctx, "addresses", user)):
-        raise Conflict("Address with this user_id and name already exists.")
-    address_id = ctx.new_id(APP, "addresses")
-    ctx.rows(APP, "addresses").append(
-        {
-            "address_id": address_id,
-            "user_id": user["user_id"],
-            "name": args.name,
-            "street_address": args.street_address,
-            "city": args.city,
-            "state": args.state,
-            "country": args.country,
-            "zip_code": args.zip_code,
-        }
+    address = ctx.insert(
+        APP,
+        "addresses",
+        {"user_id": user["user_id"], **pick(args.model_dump(), *_ADDRESS_FIELDS[1:])},
+        unique=("Address", ("user_id", "name")),
     )
-    return {"message": "Added address to your account.", "address_id": address_id}
+    return {"message": "Added address to your account.", "address_id": address["address_id"]}
 
 
 # ---------------------------------------------------------------- orders
@@ -923,10 +726,10 @@ def _order_view(ctx: ToolContext, order: dict[str, Any]) -> JsonObject:
     ]
     names = []
     for item in items:
-        product = next((p for p in ctx.rows(APP, "products") if p["product_id"] == item["product_id"]), {})
+        product = ctx.get(APP, "products", item["product_id"]) or {}
         kind = str(product.get("product_type", "item"))
         quantity = int(item["ordered_quantity"] or 0)
-        names.append(f"{quantity} {_singular(kind) if quantity == 1 else _plural(kind)}")
+        names.append(f"{quantity} {singular(kind) if quantity == 1 else _plural(kind)}")
     fees = [order.get(f, 0.0) or 0.0 for f in ("delivery_fee", "tax", "gift_wrap_fee")]
     paid = sum(float(i["price"] or 0.0) * int(i["ordered_quantity"] or 0) for i in items) + sum(fees)
     return {
@@ -956,14 +759,16 @@ class OrdersArgs(AuthPageArgs):
 
 def show_orders(ctx: ToolContext, args: OrdersArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    views = [_order_view(ctx, o) for o in _mine(ctx, "orders", user)]
+    views = [_order_view(ctx, o) for o in ctx.mine(APP, "orders", user)]
     products = {p["product_id"]: p for p in ctx.rows(APP, "products")}
 
     def text(view: dict[str, Any]) -> str:
         found = [products.get(i["product_id"], {}) for i in view["order_items"]]
         return " ".join(f"{p.get('name', '')} {p.get('product_type', '')}" for p in found)
 
-    return _retrieve(views, args, text, ("paid_amount", "created_at"), default_sort="-created_at")
+    return retrieve(
+        ((text(v), v) for v in views), args, ("paid_amount", "created_at"), default_sort="-created_at"
+    )
 
 
 class OrderArgs(AuthArgs):
@@ -972,7 +777,7 @@ class OrderArgs(AuthArgs):
 
 def show_order(ctx: ToolContext, args: OrderArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    return _order_view(ctx, _owned(ctx, "orders", args.order_id, "order", user))
+    return _order_view(ctx, ctx.owned(APP, "orders", args.order_id, "order", user))
 
 
 class PlaceOrderArgs(AuthArgs):
@@ -987,14 +792,14 @@ def _delivery_time(ctx: ToolContext, days: int) -> str:
 
 def place_order(ctx: ToolContext, args: PlaceOrderArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    card = _owned(ctx, "payment_cards", args.payment_card_id, "payment card", user)
-    address = _owned(ctx, "addresses", args.address_id, "address", user)
-    entries = _mine(ctx, "cart_items", user)
+    card = ctx.owned(APP, "payment_cards", args.payment_card_id, "payment card", user)
+    address = ctx.owned(APP, "addresses", args.address_id, "address", user)
+    entries = ctx.mine(APP, "cart_items", user)
     if not entries:
         raise ToolFailed("The cart is empty, so can't place the order.")
     lines: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for entry in entries:
-        product = next((p for p in ctx.rows(APP, "products") if p["product_id"] == entry["product_id"]), None)
+        product = ctx.get(APP, "products", entry["product_id"])
         if product is None:
             raise ToolFailed(
                 f"Product with ID {entry['product_id']} is no longer available. "
@@ -1016,13 +821,13 @@ def place_order(ctx: ToolContext, args: PlaceOrderArgs) -> JsonObject:
         raise ToolFailed("Your payment card doesn't have enough balance to place the order.")
     card["balance"] = money(balance - due)
 
-    order_id = ctx.new_id(APP, "orders")
     address_text = "\n".join(
         str(address.get(f, "")) for f in ("street_address", "city", "state", "country", "zip_code")
     )
-    ctx.rows(APP, "orders").append(
+    order = ctx.insert(
+        APP,
+        "orders",
         {
-            "order_id": order_id,
             "user_id": user["user_id"],
             "address_id": args.address_id,
             "payment_card_id": args.payment_card_id,
@@ -1045,15 +850,15 @@ def place_order(ctx: ToolContext, args: PlaceOrderArgs) -> JsonObject:
                 }
                 for e, p in lines
             ],
-        }
+        },
     )
     for entry, product in lines:
         product["inventory_quantity"] = _inventory(product) - int(entry["quantity"])
     _clear(ctx, "cart_items", user)
-    _confirm(ctx, user, order_id, lines)
+    _confirm(ctx, user, order["order_id"], lines)
     return {
         "message": f"Successfully placed the order. Debitted total amount of {due} from your card.",
-        "order_id": order_id,
+        "order_id": order["order_id"],
     }
 
 
@@ -1083,10 +888,14 @@ def _confirm(
 # ---------------------------------------------------------------- the tools
 
 TOOLS: tuple[EpisodeTool[Any], ...] = (
-    app_tool(APP, "login", "Log in to your amazon account; gives an access token.", LoginArgs, login),
+    login_tool(APP, description="Log in to your amazon account; gives an access token."),
     logout_tool(APP),
-    app_tool(APP, "show_account", "Your own account details, private ones included.", AuthArgs, show_account),
-    app_tool(APP, "show_profile", "A user's public profile, by email.", ProfileArgs, show_profile),
+    show_account_tool(
+        APP,
+        "Your own account details, private ones included.",
+        lambda ctx, user: {"is_prime": _is_prime(ctx, user)},
+    ),
+    show_profile_tool(APP, "A user's public profile, by email."),
     app_tool(APP, "show_product", "One product's details, by id.", ProductArgs, show_product),
     app_tool(
         APP,

@@ -34,56 +34,42 @@ confirmation). Scheduled drafts are kept, never sent by themselves.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
+    MAX_DATE,
+    MIN_DATE,
     USERS,
     AppArgs,
     AuthArgs,
     AuthPageArgs,
+    Conflict,
+    EmailAddress,
     EpisodeTool,
-    PageArgs,
+    Row,
     ToolContext,
     ToolFailed,
-    ToolInvalid,
     app_tool,
+    date_bounds,
     id_field,
+    in_dates,
     login_tool,
     logout_tool,
-    match_score,
-    page,
+    parse_send_time,
     person,
+    retrieve,
+    search_users_tool,
+    update_fields,
 )
 from world.episodes.apps.state import allocate_id
 
 APP = "gmail"
-MIN_DATE = "1500-01-01"
-MAX_DATE = "3000-01-01"
 NO_SUBJECT = "(no subject)"
 _THREAD_SORTS = ("created_at", "updated_at")
-_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
-
-def _email_address(value: str) -> str:
-    value = value.strip()
-    if not _EMAIL_RE.match(value):
-        raise ValueError("value is not a valid email address")
-    return value
-
-
-EmailAddress = Annotated[str, AfterValidator(_email_address)]
-
-
-class Conflict(ToolFailed):
-    """A record that would duplicate a unique one (AppWorld answers 409)."""
-
-    code = 409
 
 
 # ---------------------------------------------------------------- arguments
@@ -94,10 +80,6 @@ class SignupArgs(AppArgs):
     last_name: str = Field(min_length=1, description="Your last name.")
     email: EmailAddress = Field(description="Your email address.")
     password: str = Field(min_length=5, description="Your password.")
-
-
-class SearchUsersArgs(PageArgs):
-    query: str = Field(default="", description="Words to look for in names and addresses.")
 
 
 class ThreadArgs(AuthArgs):
@@ -231,11 +213,6 @@ def _who(ctx: ToolContext, address: str) -> JsonObject:
     return person(row)
 
 
-def _owner_address(ctx: ToolContext, user_id: Any) -> str:
-    row = next((u for u in ctx.rows(APP, USERS) if u.get("user_id") == user_id), None)
-    return str(row.get("email", "")) if row is not None else ""
-
-
 def _emails_by_id(ctx: ToolContext) -> dict[Any, dict[str, Any]]:
     return {e.get("email_id"): e for e in ctx.rows(APP, "emails")}
 
@@ -266,7 +243,7 @@ def _is_party(user: dict[str, Any], email: dict[str, Any]) -> bool:
 
 def _derived(ctx: ToolContext, thread: dict[str, Any]) -> dict[str, Any]:
     """What a thread's emails and drafts say about it (AppWorld computes these, too)."""
-    owner = _owner_address(ctx, thread.get("user_id"))
+    owner = (ctx.user_by_id(APP, thread.get("user_id")) or {}).get("email")
     emails = _thread_emails(ctx, thread)
     participants: list[JsonObject] = []
     seen: set[str] = set()
@@ -350,96 +327,8 @@ def _draft_view(ctx: ToolContext, draft: dict[str, Any]) -> JsonObject:
     }
 
 
-def _own(
-    ctx: ToolContext, user: dict[str, Any], collection: str, record_id: int, what: str
-) -> dict[str, Any]:
-    """A record of the caller's: AppWorld's 409 when missing, 422 when someone else's."""
-    row = ctx.find(APP, collection, record_id, what)
-    if row.get("user_id") != user.get("user_id"):
-        raise ToolFailed(f"The given {what} does not belong to you, so you cannot access it.")
-    return row
-
-
 def _account(ctx: ToolContext, address: str) -> dict[str, Any]:
     return ctx.account_or_fail(APP, address)
-
-
-# ---------------------------------------------------------------- search, filters, pages
-
-
-def _check_sort(sort_by: str | None, valid: Sequence[str]) -> None:
-    if not sort_by:
-        return
-    if sort_by[0] not in "+-":
-        raise ToolFailed("The sort_by parameter must start with + or -.")
-    if sort_by[1:] not in valid:
-        raise ToolFailed(
-            f"If sort_by is passed, it must be one of {', '.join(valid)} and must be prefixed with + or -."
-        )
-
-
-def _sorted(rows: list[JsonObject], sort_by: str) -> list[JsonObject]:
-    name, reverse = sort_by[1:], sort_by[0] == "-"
-    present = [r for r in rows if r.get(name) is not None]
-    absent = [r for r in rows if r.get(name) is None]
-    return sorted(present, key=lambda r: str(r[name]), reverse=reverse) + absent
-
-
-def retrieve(
-    items: Iterable[tuple[JsonObject, str]],
-    query: str,
-    *,
-    sort_by: str | None,
-    default_sort: str | None,
-    page_index: int,
-    page_limit: int,
-) -> list[JsonObject]:
-    """AppWorld's listing: with a query, matches first (then the rest), one page of that, sorted
-    within the page by ``sort_by`` if given; without, sorted by ``sort_by`` (else the default),
-    then paged (None: in the given order). ``items`` are (response record, its search text)."""
-    listed = list(items)
-    if query.strip():
-        scored = sorted(enumerate(listed), key=lambda p: (-match_score(query, p[1][1]), p[0]))
-        rows = page([view for _, (view, _) in scored], page_index, page_limit)
-        return _sorted(rows, sort_by) if sort_by else rows
-    rows = [view for view, _ in listed]
-    order = sort_by or default_sort
-    return page(_sorted(rows, order) if order else rows, page_index, page_limit)
-
-
-def _day(value: str, name: str) -> datetime:
-    for fmt in ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"):
-        try:
-            return datetime.strptime(value, fmt)
-        except ValueError:
-            continue
-    raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD.")
-
-
-def _created_range(low: str, high: str) -> tuple[str | None, str | None]:
-    """The created_at bounds of ``min_created_at``/``max_created_at`` (whole days; None: open)."""
-    low_day, high_day = _day(low, "min_created_at"), _day(high, "max_created_at")
-    return (
-        None if low == MIN_DATE else low_day.strftime("%Y-%m-%dT00:00:00"),
-        None if high == MAX_DATE else high_day.strftime("%Y-%m-%dT23:59:59"),
-    )
-
-
-def _in_range(value: Any, bounds: tuple[str | None, str | None]) -> bool:
-    low, high = bounds
-    if low is None and high is None:
-        return True
-    if not isinstance(value, str):
-        return False
-    stamp = value[:19]
-    return (low is None or stamp >= low) and (high is None or stamp <= high)
-
-
-def _send_time(value: str, name: str) -> str:
-    try:
-        return datetime.strptime(value, "%Y-%m-%d|%H:%M:%S").strftime("%Y-%m-%dT%H:%M:%S")
-    except ValueError:
-        raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD|HH:MM:SS.") from None
 
 
 def _no_attachments(paths: list[str] | None) -> None:
@@ -463,24 +352,22 @@ def _new_email(
     response_to: int | None = None,
     attachments: Sequence[JsonObject] = (),
 ) -> dict[str, Any]:
+    """A new email from ``sender`` to ``recipients`` (each person once)."""
     email = {
-        "email_id": ctx.new_id(APP, "emails"),
         "sender": sender["email"],
-        "recipients": [r["email"] for r in recipients],
+        "recipients": [r["email"] for r in _unique_users(recipients)],
         "subject": subject,
         "body": body,
         "attachments": [dict(a) for a in attachments],
         "response_to_email_id": response_to,
         "created_at": ctx.timestamp(),
     }
-    ctx.rows(APP, "emails").append(email)
-    return email
+    return ctx.insert(APP, "emails", email)
 
 
 def _new_thread(ctx: ToolContext, user_id: Any, email_ids: list[int], *, read: bool) -> dict[str, Any]:
     now = ctx.timestamp()
     thread: dict[str, Any] = {
-        "email_thread_id": ctx.new_id(APP, "email_threads"),
         "user_id": user_id,
         "email_ids": list(email_ids),
         "read": read,
@@ -491,7 +378,7 @@ def _new_thread(ctx: ToolContext, user_id: Any, email_ids: list[int], *, read: b
         "created_at": now,
         "updated_at": now,
     }
-    ctx.rows(APP, "email_threads").append(thread)
+    thread = ctx.insert(APP, "email_threads", thread)
     _sync(ctx, thread)
     return thread
 
@@ -504,27 +391,15 @@ def _unique_users(users: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _send_new(
-    ctx: ToolContext,
-    sender: dict[str, Any],
-    recipients: Sequence[dict[str, Any]],
-    subject: str,
-    body: str,
-    *,
-    response_to: int | None = None,
-    attachments: Sequence[JsonObject] = (),
-) -> tuple[int, int]:
-    """A mail that starts a conversation: the email, the sender's thread (read) and an unread
-    thread for each other recipient. Returns (email id, the sender's thread id)."""
-    recipients = _unique_users(recipients)
-    email = _new_email(
-        ctx, sender, recipients, subject, body, response_to=response_to, attachments=attachments
-    )
+def _start_conversation(ctx: ToolContext, sender: dict[str, Any], email: dict[str, Any]) -> int:
+    """The threads of an email that starts a conversation: the sender's (read) and an unread one
+    for each other recipient. The sender's thread id."""
     own = _new_thread(ctx, sender["user_id"], [email["email_id"]], read=True)
-    for recipient in recipients:
-        if recipient.get("user_id") != sender.get("user_id"):
+    for address in email["recipients"]:
+        recipient = ctx.account(APP, address)
+        if recipient is not None and recipient.get("user_id") != sender.get("user_id"):
             _new_thread(ctx, recipient["user_id"], [email["email_id"]], read=False)
-    return int(email["email_id"]), int(own["email_thread_id"])
+    return int(own["email_thread_id"])
 
 
 def deliver_email(
@@ -549,10 +424,9 @@ def deliver_email(
     attachments: list[JsonObject] = [
         {"id": allocate_id(ctx.app(APP), "attachments"), "file_name": name} for name in attachment_names or []
     ]
-    email_id, _ = _send_new(
-        ctx, sender_user, found, subject.strip() or NO_SUBJECT, body, attachments=attachments
-    )
-    return email_id
+    email = _new_email(ctx, sender_user, found, subject.strip() or NO_SUBJECT, body, attachments=attachments)
+    _start_conversation(ctx, sender_user, email)
+    return int(email["email_id"])
 
 
 def _reply(
@@ -623,7 +497,7 @@ def _check_draft_links(
         raise ToolFailed("The scheduled_send_at time must be in the future.")
     if thread_id is None:
         return
-    thread = next((t for t in ctx.rows(APP, "email_threads") if t.get("email_thread_id") == thread_id), None)
+    thread = ctx.get(APP, "email_threads", thread_id)
     if thread is None:
         raise ToolFailed(f"No email thread found with ID {thread_id}.")
     if thread.get("user_id") != user.get("user_id"):
@@ -654,7 +528,8 @@ def signup(ctx: ToolContext, args: SignupArgs) -> JsonObject:
     # The same person keeps their user id in every app; a new person gets a fresh one.
     people = [u for data in ctx.state.apps.values() for u in data.get(USERS, [])]
     mine = {u.get("user_id") for u in ctx.rows(APP, USERS)}
-    known = next((u.get("user_id") for u in people if _same(u.get("email"), args.email)), None)
+    same: dict[str, Any] = next((u for u in people if _same(u.get("email"), args.email)), {})
+    known = same.get("user_id")
     if isinstance(known, int) and known not in mine:
         user_id = known
     else:
@@ -665,7 +540,7 @@ def signup(ctx: ToolContext, args: SignupArgs) -> JsonObject:
             "first_name": args.first_name,
             "last_name": args.last_name,
             "email": args.email,
-            "phone_number": None,
+            "phone_number": same.get("phone_number"),
             "password": args.password,
             "verified": True,
             "registered_at": ctx.timestamp(),
@@ -674,37 +549,13 @@ def signup(ctx: ToolContext, args: SignupArgs) -> JsonObject:
     return {"message": "Account created."}
 
 
-def search_users(ctx: ToolContext, args: SearchUsersArgs) -> list[JsonObject]:
-    items = [
-        (
-            {
-                "first_name": u.get("first_name"),
-                "last_name": u.get("last_name"),
-                "email": u.get("email"),
-                "registered_at": u.get("registered_at"),
-            },
-            f"{u.get('first_name', '')} {u.get('last_name', '')} {u.get('email', '')}",
-        )
-        for u in ctx.rows(APP, USERS)
-    ]
-    return retrieve(
-        items,
-        args.query,
-        sort_by=None,
-        default_sort=None,
-        page_index=args.page_index,
-        page_limit=args.page_limit,
-    )
-
-
 # ---------------------------------------------------------------- threads
 
 
 def _threads(ctx: ToolContext, args: ThreadListArgs, direction: str) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    _check_sort(args.sort_by, _THREAD_SORTS)
-    bounds = _created_range(args.min_created_at, args.max_created_at)
-    items: list[tuple[JsonObject, str]] = []
+    bounds = date_bounds(args.min_created_at, args.max_created_at, "min_created_at", "max_created_at")
+    items: list[tuple[str, Row]] = []
     for thread in ctx.rows(APP, "email_threads"):
         if thread.get("user_id") != user.get("user_id"):
             continue
@@ -720,18 +571,11 @@ def _threads(ctx: ToolContext, args: ThreadListArgs, direction: str) -> list[Jso
             args.attachment is None or _has_attachments(ctx, thread) == args.attachment,
             args.from_email is None or any(_same(e.get("sender"), args.from_email) for e in emails),
             args.to_email is None or any(_same(r, args.to_email) for e in emails for r in _recipients(e)),
-            _in_range(view["created_at"], bounds),
+            in_dates(view["created_at"], bounds),
         )
         if all(checks):
-            items.append((view, _thread_text(ctx, emails)))
-    return retrieve(
-        items,
-        args.query,
-        sort_by=args.sort_by,
-        default_sort="-updated_at",
-        page_index=args.page_index,
-        page_limit=args.page_limit,
-    )
+            items.append((_thread_text(ctx, emails), view))
+    return retrieve(items, args, _THREAD_SORTS, default_sort="-updated_at")
 
 
 def _thread_text(ctx: ToolContext, emails: list[dict[str, Any]]) -> str:
@@ -753,7 +597,7 @@ def show_outbox_threads(ctx: ToolContext, args: ThreadListArgs) -> list[JsonObje
 
 def show_thread(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
     summary = _thread_summary(ctx, thread)
     emails = []
     for email in _thread_emails(ctx, thread):
@@ -801,14 +645,14 @@ def show_category_sizes(ctx: ToolContext, args: AuthArgs) -> JsonObject:
 
 def label_thread(ctx: ToolContext, args: LabelArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
     thread["label"] = args.label
     return {"message": "Email thread labeled."}
 
 
 def unlabel_thread(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
     thread["label"] = None
     return {"message": "Email thread unlabelled."}
 
@@ -818,7 +662,7 @@ def _flag_tool(api: str, flag: str, value: bool, state: str, description: str) -
 
     def run(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
         user = ctx.user(APP, args.access_token)
-        thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+        thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
         if bool(thread.get(flag, False)) == value:
             raise ToolFailed(f"This email thread is already marked as {state}.")
         thread[flag] = value
@@ -846,13 +690,14 @@ def send_email(ctx: ToolContext, args: SendEmailArgs) -> JsonObject:
         raise ToolFailed("At least one recipient email address is required.")
     recipients = [_account(ctx, a) for a in args.email_addresses]
     _no_attachments(args.attachment_file_paths)
-    email_id, thread_id = _send_new(ctx, user, recipients, args.subject.strip() or NO_SUBJECT, args.body)
-    return {"message": "Sent email.", "sent_email_thread_id": thread_id, "sent_email_id": email_id}
+    email = _new_email(ctx, user, recipients, args.subject.strip() or NO_SUBJECT, args.body)
+    thread_id = _start_conversation(ctx, user, email)
+    return {"message": "Sent email.", "sent_email_thread_id": thread_id, "sent_email_id": email["email_id"]}
 
 
 def reply_to_email(ctx: ToolContext, args: ReplyArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
     email = ctx.find(APP, "emails", args.email_id, "email")
     if not _is_party(user, email):
         raise ToolFailed(
@@ -891,7 +736,7 @@ def forward_email_thread(ctx: ToolContext, args: ForwardThreadArgs) -> JsonObjec
     user = ctx.user(APP, args.access_token)
     if not args.email_addresses:
         raise ToolFailed("At least one recipient email address is required.")
-    thread = _own(ctx, user, "email_threads", args.email_thread_id, "email thread")
+    thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
     recipients = [_account(ctx, a) for a in args.email_addresses]
     emails = _thread_emails(ctx, thread)
     if not emails:
@@ -916,11 +761,11 @@ def forward_email_thread(ctx: ToolContext, args: ForwardThreadArgs) -> JsonObjec
             "sent_email_id": None,
             "draft_id": draft_id,
         }
-    email_id, thread_id = _send_new(ctx, user, recipients, subject, body, response_to=int(first["email_id"]))
+    email = _new_email(ctx, user, recipients, subject, body, response_to=int(first["email_id"]))
     return {
         "message": "Forwarded the entire email thread to recipient/s.",
-        "sent_email_thread_id": thread_id,
-        "sent_email_id": email_id,
+        "sent_email_thread_id": _start_conversation(ctx, user, email),
+        "sent_email_id": email["email_id"],
         "draft_id": None,
     }
 
@@ -940,10 +785,10 @@ def _new_draft(
     scheduled: str | None,
 ) -> int:
     now = ctx.timestamp()
-    draft_id = ctx.new_id(APP, "drafts")
-    ctx.rows(APP, "drafts").append(
+    draft = ctx.insert(
+        APP,
+        "drafts",
         {
-            "draft_id": draft_id,
             "user_id": user["user_id"],
             "recipients": recipients,
             "subject": subject,
@@ -954,18 +799,18 @@ def _new_draft(
             "scheduled_send_at": scheduled,
             "created_at": now,
             "updated_at": now,
-        }
+        },
     )
     _sync_thread_id(ctx, thread_id)
-    return draft_id
+    return int(draft["draft_id"])
 
 
 def create_draft(ctx: ToolContext, args: CreateDraftArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    recipients = [
-        str(ctx.find_by(APP, USERS, "email", a, "user")["email"]) for a in args.recipient_email_addresses
-    ]
-    scheduled = _send_time(args.scheduled_send_at, "scheduled_send_at") if args.scheduled_send_at else None
+    recipients = [str(ctx.user_by_email(APP, a)["email"]) for a in args.recipient_email_addresses]
+    scheduled = (
+        parse_send_time(args.scheduled_send_at, "scheduled_send_at") if args.scheduled_send_at else None
+    )
     _no_attachments(args.attachment_file_paths)
     thread_id, email_id = args.belongs_to_email_thread_id, args.response_to_email_id
     _check_draft_links(
@@ -984,17 +829,16 @@ def create_draft(ctx: ToolContext, args: CreateDraftArgs) -> JsonObject:
 
 def update_draft(ctx: ToolContext, args: UpdateDraftArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    draft = _own(ctx, user, "drafts", args.draft_id, "draft")
+    draft = ctx.owned(APP, "drafts", args.draft_id, "draft", user)
     old_thread = draft.get("belongs_to_email_thread_id")
     if args.email_addresses is not None:
         draft["recipients"] = [str(_account(ctx, a)["email"]) for a in args.email_addresses]
-    for name in ("subject", "body", "belongs_to_email_thread_id", "response_to_email_id"):
-        value = getattr(args, name)
-        if value is not None:
-            draft[name] = value
+    update_fields(draft, args, "subject", "body", "belongs_to_email_thread_id", "response_to_email_id")
     if args.scheduled_send_at is not None:
         none = args.scheduled_send_at.strip().lower() == "none"
-        draft["scheduled_send_at"] = None if none else _send_time(args.scheduled_send_at, "scheduled_send_at")
+        draft["scheduled_send_at"] = (
+            None if none else parse_send_time(args.scheduled_send_at, "scheduled_send_at")
+        )
     _check_draft_links(
         ctx,
         user,
@@ -1013,9 +857,8 @@ def update_draft(ctx: ToolContext, args: UpdateDraftArgs) -> JsonObject:
 
 def show_drafts(ctx: ToolContext, args: ShowDraftsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    _check_sort(args.sort_by, _THREAD_SORTS)
-    bounds = _created_range(args.min_created_at, args.max_created_at)
-    items: list[tuple[JsonObject, str]] = []
+    bounds = date_bounds(args.min_created_at, args.max_created_at, "min_created_at", "max_created_at")
+    items: list[tuple[str, Row]] = []
     for draft in ctx.rows(APP, "drafts"):
         checks = (
             draft.get("user_id") == user.get("user_id"),
@@ -1026,28 +869,21 @@ def show_drafts(ctx: ToolContext, args: ShowDraftsArgs) -> list[JsonObject]:
             args.recipient_email is None or any(_same(r, args.recipient_email) for r in _recipients(draft)),
             args.attachment is None or bool(draft.get("attachments")) == args.attachment,
             args.scheduled is None or (draft.get("scheduled_send_at") is not None) == args.scheduled,
-            _in_range(draft.get("created_at"), bounds),
+            in_dates(draft.get("created_at"), bounds),
         )
         if all(checks):
-            items.append((_draft_view(ctx, draft), f"{draft.get('subject', '')} {draft.get('body', '')}"))
-    return retrieve(
-        items,
-        args.query,
-        sort_by=args.sort_by,
-        default_sort="-updated_at",
-        page_index=args.page_index,
-        page_limit=args.page_limit,
-    )
+            items.append((f"{draft.get('subject', '')} {draft.get('body', '')}", _draft_view(ctx, draft)))
+    return retrieve(items, args, _THREAD_SORTS, default_sort="-updated_at")
 
 
 def show_draft(ctx: ToolContext, args: DraftArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    return _draft_view(ctx, _own(ctx, user, "drafts", args.draft_id, "draft"))
+    return _draft_view(ctx, ctx.owned(APP, "drafts", args.draft_id, "draft", user))
 
 
 def send_email_from_draft(ctx: ToolContext, args: SendDraftArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    draft = _own(ctx, user, "drafts", args.draft_id, "draft")
+    draft = ctx.owned(APP, "drafts", args.draft_id, "draft", user)
     recipients = [_account(ctx, a) for a in _recipients(draft)]
     if not recipients:
         raise ToolFailed("Draft has no recipient. At least one is required.")
@@ -1076,7 +912,8 @@ def send_email_from_draft(ctx: ToolContext, args: SendDraftArgs) -> JsonObject:
         sent_thread_id = int(thread_id)
     else:
         subject = str(draft.get("subject", "")).strip() or NO_SUBJECT
-        sent_id, sent_thread_id = _send_new(ctx, user, recipients, subject, body, attachments=attachments)
+        email = _new_email(ctx, user, recipients, subject, body, attachments=attachments)
+        sent_id, sent_thread_id = int(email["email_id"]), _start_conversation(ctx, user, email)
     ctx.rows(APP, "drafts").remove(draft)
     _sync_thread_id(ctx, thread_id)
     return {
@@ -1092,7 +929,7 @@ TOOLS: tuple[EpisodeTool[Any], ...] = (
     login_tool(APP),
     logout_tool(APP),
     app_tool(APP, "signup", "Create a gmail account.", SignupArgs, signup),
-    app_tool(APP, "search_users", "Find gmail users by name or address.", SearchUsersArgs, search_users),
+    search_users_tool(APP, "Find gmail users by name or address."),
     app_tool(
         APP,
         "show_inbox_threads",

@@ -24,12 +24,11 @@ is one, else the user's own name.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
@@ -37,40 +36,32 @@ from world.episodes.apps.base import (
     USERS,
     AuthArgs,
     AuthPageArgs,
+    Conflict,
+    EmailAddress,
     EpisodeTool,
     NoAppArgs,
+    Row,
     ToolContext,
-    ToolFailed,
     ToolInvalid,
     app_tool,
+    full_name,
     id_field,
     login_tool,
     logout_tool,
-    match_score,
     page,
+    parse_date,
+    parse_send_time,
+    pick,
+    retrieve,
+    search_text,
+    singular,
+    update_fields,
 )
 
 APP = "phone"
 MIN_DATETIME = "1500-01-01|00:00:00"
 MAX_DATETIME = "3000-01-01|00:00:00"
 Day = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
-
-def _email_address(value: str) -> str:
-    value = value.strip()
-    if not _EMAIL_RE.match(value):
-        raise ValueError("value is not a valid email address")
-    return value
-
-
-EmailAddress = Annotated[str, AfterValidator(_email_address)]
-
-
-class Conflict(ToolFailed):
-    """A record that would duplicate a unique one (AppWorld answers 409)."""
-
-    code = 409
 
 
 # ---------------------------------------------------------------- arguments
@@ -171,23 +162,13 @@ class UpdateAlarmArgs(AlarmArgs):
 # ---------------------------------------------------------------- helpers
 
 
-def _own(
-    ctx: ToolContext, user: dict[str, Any], collection: str, record_id: int, what: str
-) -> dict[str, Any]:
-    """A record of the caller's: AppWorld's 409 when missing, 422 when someone else's."""
-    row = ctx.find(APP, collection, record_id, what)
-    if row.get("user_id") != user.get("user_id"):
-        raise ToolFailed(f"The given {what} does not belong to you, so you cannot access it.")
-    return row
-
-
-def _name(row: dict[str, Any]) -> str:
-    return f"{row.get('first_name') or ''} {row.get('last_name') or ''}".strip()
-
-
 def _phone_user(ctx: ToolContext, number: str) -> dict[str, Any]:
     """The phone user with this number; AppWorld's 409 with a list message otherwise."""
     return ctx.find_by(APP, USERS, "phone_number", number, "user")
+
+
+def _number_user(ctx: ToolContext, number: Any) -> Row | None:
+    return next((u for u in ctx.rows(APP, USERS) if u.get("phone_number") == number), None)
 
 
 def _party(ctx: ToolContext, owner_id: Any, number: Any) -> JsonObject:
@@ -201,9 +182,9 @@ def _party(ctx: ToolContext, owner_id: Any, number: Any) -> JsonObject:
         None,
     )
     if contact is not None:
-        return {"contact_id": contact["contact_id"], "name": _name(contact), "phone_number": number}
-    user = next((u for u in ctx.rows(APP, USERS) if u.get("phone_number") == number), None)
-    return {"contact_id": None, "name": _name(user) if user else None, "phone_number": number}
+        return {"contact_id": contact["contact_id"], "name": full_name(contact), "phone_number": number}
+    user = _number_user(ctx, number)
+    return {"contact_id": None, "name": full_name(user) if user else None, "phone_number": number}
 
 
 def _text_view(ctx: ToolContext, text: dict[str, Any]) -> JsonObject:
@@ -220,8 +201,8 @@ def _text_view(ctx: ToolContext, text: dict[str, Any]) -> JsonObject:
 def _text_search(ctx: ToolContext, text: dict[str, Any]) -> str:
     names = []
     for number in (text.get("sender"), text.get("receiver")):
-        user = next((u for u in ctx.rows(APP, USERS) if u.get("phone_number") == number), None)
-        names.append(_name(user) if user else "")
+        user = _number_user(ctx, number)
+        names.append(full_name(user) if user else "")
     return " ".join([str(text.get("message", "")), *names])
 
 
@@ -239,37 +220,11 @@ def _contact_view(contact: dict[str, Any]) -> JsonObject:
     }
 
 
-def _check_date(value: str, name: str) -> None:
-    for fmt in ("%Y-%m-%d", TIME_FORMAT):
-        try:
-            datetime.strptime(value, fmt)
-            return
-        except ValueError:
-            continue
-    raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD.")
-
-
-def _window_time(value: str, name: str) -> str:
-    try:
-        return datetime.strptime(value, "%Y-%m-%d|%H:%M:%S").strftime(TIME_FORMAT)
-    except ValueError:
-        raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD|HH:MM:SS.") from None
-
-
 def _check_time(value: str) -> None:
     try:
         datetime.strptime(value, "%H:%M")
     except ValueError:
         raise ToolInvalid("Invalid time format. Use HH:MM.") from None
-
-
-def _singular(word: str) -> str:
-    word = word.strip().lower()
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
 
 
 def _check_unique_email(ctx: ToolContext, user_id: Any, email: str | None, contact_id: Any = None) -> None:
@@ -281,7 +236,8 @@ def _check_unique_email(ctx: ToolContext, user_id: Any, email: str | None, conta
             raise Conflict("Contact with this user_id and email already exists.")
 
 
-def _sent(text: dict[str, Any]) -> str:
+def _sent(text: Row, field: str = "created_at") -> str:
+    """What a text sorts by: when it was sent (``sort_by``'s ``created_at``)."""
     return str(text.get("sent_at") or "")
 
 
@@ -290,64 +246,46 @@ def _sent(text: dict[str, Any]) -> str:
 
 def search_contacts(ctx: ToolContext, args: SearchContactsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    wanted = _singular(args.relationship) if args.relationship is not None else None
+    wanted = singular(args.relationship.lower()) if args.relationship is not None else None
     mine = [
         c
         for c in ctx.rows(APP, "contacts")
         if c.get("user_id") == user.get("user_id")
-        and (wanted is None or any(_singular(str(r)) == wanted for r in c.get("relationships") or []))
+        and (wanted is None or any(singular(str(r).lower()) == wanted for r in c.get("relationships") or []))
     ]
-    if args.query.strip():
-        fields = ("first_name", "last_name", "email", "phone_number", "home_address", "work_address")
-
-        def text(c: dict[str, Any]) -> str:
-            values = [str(c.get(f) or "") for f in fields] + [str(r) for r in c.get("relationships") or []]
-            return " ".join(values)
-
-        scored = sorted(enumerate(mine), key=lambda p: (-match_score(args.query, text(p[1])), p[0]))
-        mine = [c for _, c in scored]
-    else:
-        stamped = [c for c in mine if c.get("created_at") is not None]
-        unstamped = [c for c in mine if c.get("created_at") is None]
-        mine = sorted(stamped, key=lambda c: str(c["created_at"]), reverse=True) + unstamped
-    return [_contact_view(c) for c in page(mine, args.page_index, args.page_limit)]
+    fields = ("first_name", "last_name", "email", "phone_number", "home_address", "work_address")
+    items = [(search_text(*(c.get(f) or "" for f in fields), c.get("relationships") or []), c) for c in mine]
+    return [_contact_view(c) for c in retrieve(items, args, default_sort="-created_at")]
 
 
 def add_contact(ctx: ToolContext, args: AddContactArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     if args.birthday is not None:
-        _check_date(args.birthday, "birthday")
+        parse_date(args.birthday, "birthday")
     _check_unique_email(ctx, user["user_id"], args.email)
-    contact_id = ctx.new_id(APP, "contacts")
-    ctx.rows(APP, "contacts").append(
+    given = args.model_dump()
+    contact = ctx.insert(
+        APP,
+        "contacts",
         {
-            "contact_id": contact_id,
             "user_id": user["user_id"],
-            "first_name": args.first_name,
-            "last_name": args.last_name,
-            "email": args.email,
-            "phone_number": args.phone_number,
+            **pick(given, "first_name", "last_name", "email", "phone_number"),
             "relationships": list(args.relationships or []),
-            "birthday": args.birthday,
-            "home_address": args.home_address,
-            "work_address": args.work_address,
+            **pick(given, "birthday", "home_address", "work_address"),
             "created_at": ctx.timestamp(),
-        }
+        },
     )
-    return {"message": "Contact added.", "contact_id": contact_id}
+    return {"message": "Contact added.", "contact_id": contact["contact_id"]}
 
 
 def update_contact(ctx: ToolContext, args: UpdateContactArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    contact = _own(ctx, user, "contacts", args.contact_id, "contact")
+    contact = ctx.owned(APP, "contacts", args.contact_id, "contact", user)
     if args.birthday is not None:
-        _check_date(args.birthday, "birthday")
+        parse_date(args.birthday, "birthday")
     _check_unique_email(ctx, user["user_id"], args.email, contact["contact_id"])
     fields = ("first_name", "last_name", "phone_number", "email", "birthday", "home_address", "work_address")
-    for name in fields:
-        value = getattr(args, name)
-        if value is not None:
-            contact[name] = value
+    update_fields(contact, args, *fields)
     if args.relationships is not None:
         contact["relationships"] = list(args.relationships)
     return {"message": "Contact updated."}
@@ -357,18 +295,18 @@ def update_contact(ctx: ToolContext, args: UpdateContactArgs) -> JsonObject:
 
 
 def _new_text(ctx: ToolContext, owner: Any, *, sender: Any, receiver: Any, message: str, at: str) -> int:
-    text_id = ctx.new_id(APP, "text_messages")
-    ctx.rows(APP, "text_messages").append(
+    text = ctx.insert(
+        APP,
+        "text_messages",
         {
-            "text_message_id": text_id,
             "user_id": owner,
             "sender": sender,
             "receiver": receiver,
             "message": message,
             "sent_at": at,
-        }
+        },
     )
-    return text_id
+    return int(text["text_message_id"])
 
 
 def send_text_message(ctx: ToolContext, args: SendTextArgs) -> JsonObject:
@@ -384,14 +322,6 @@ def send_text_message(ctx: ToolContext, args: SendTextArgs) -> JsonObject:
 
 def search_text_messages(ctx: ToolContext, args: SearchTextsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    sort_by = args.sort_by or None
-    if sort_by is not None:
-        if sort_by[0] not in "+-":
-            raise ToolFailed("The sort_by parameter must start with + or -.")
-        if sort_by[1:] != "created_at":
-            raise ToolFailed(
-                "If sort_by is passed, it must be one of created_at and must be prefixed with + or -."
-            )
     me = user.get("phone_number")
     texts = [t for t in ctx.rows(APP, "text_messages") if t.get("user_id") == user.get("user_id")]
     if args.phone_number is not None:
@@ -404,29 +334,20 @@ def search_text_messages(ctx: ToolContext, args: SearchTextsArgs) -> list[JsonOb
             if other not in latest or str(text.get("sent_at", "")) > str(latest[other].get("sent_at", "")):
                 latest[other] = text
         texts = list(latest.values())
-    if args.query.strip():
-        scored = sorted(
-            enumerate(texts), key=lambda p: (-match_score(args.query, _text_search(ctx, p[1])), p[0])
-        )
-        texts = page([t for _, t in scored], args.page_index, args.page_limit)
-        if sort_by:
-            texts = sorted(texts, key=_sent, reverse=sort_by[0] == "-")
-    else:
-        texts = page(
-            sorted(texts, key=_sent, reverse=(sort_by or "-")[0] == "-"), args.page_index, args.page_limit
-        )
-    return [_text_view(ctx, t) for t in texts]
+    items = [(_text_search(ctx, t), t) for t in texts]
+    found = retrieve(items, args, ("created_at",), default_sort="-created_at", key=_sent)
+    return [_text_view(ctx, t) for t in found]
 
 
 def show_text_message(ctx: ToolContext, args: TextArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    return _text_view(ctx, _own(ctx, user, "text_messages", args.text_message_id, "text message"))
+    return _text_view(ctx, ctx.owned(APP, "text_messages", args.text_message_id, "text message", user))
 
 
 def show_text_message_window(ctx: ToolContext, args: TextWindowArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    low = _window_time(args.min_datetime, "min_datetime")
-    high = _window_time(args.max_datetime, "max_datetime")
+    low = parse_send_time(args.min_datetime, "min_datetime")
+    high = parse_send_time(args.max_datetime, "max_datetime")
     other = _phone_user(ctx, args.phone_number).get("phone_number")
     me = user.get("phone_number")
     texts = [
@@ -445,7 +366,7 @@ def show_text_message_window(ctx: ToolContext, args: TextWindowArgs) -> list[Jso
 
 
 def _alarm_view(ctx: ToolContext, alarm: dict[str, Any]) -> JsonObject:
-    owner = next((u for u in ctx.rows(APP, USERS) if u.get("user_id") == alarm.get("user_id")), {})
+    owner = ctx.user_by_id(APP, alarm.get("user_id")) or {}
     fields = (
         "alarm_id",
         "time",
@@ -458,44 +379,38 @@ def _alarm_view(ctx: ToolContext, alarm: dict[str, Any]) -> JsonObject:
     )
     return {
         **{f: alarm.get(f) for f in fields},
-        "user": {"name": _name(owner), "phone_number": owner.get("phone_number")},
+        "user": {"name": full_name(owner), "phone_number": owner.get("phone_number")},
     }
 
 
 def create_alarm(ctx: ToolContext, args: CreateAlarmArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     _check_time(args.time)
-    alarm_id = ctx.new_id(APP, "alarms")
-    ctx.rows(APP, "alarms").append(
+    alarm = ctx.insert(
+        APP,
+        "alarms",
         {
-            "alarm_id": alarm_id,
             "user_id": user["user_id"],
-            "time": args.time,
-            "repeat_days": list(args.repeat_days) if args.repeat_days is not None else None,
-            "label": args.label,
-            "enabled": args.enabled,
-            "snooze_minutes": args.snooze_minutes,
-            "vibration": args.vibration,
+            **pick(
+                args.model_dump(), "time", "repeat_days", "label", "enabled", "snooze_minutes", "vibration"
+            ),
             "created_at": ctx.timestamp(),
-        }
+        },
     )
-    return {"message": "Alarm created successfully.", "alarm_id": alarm_id}
+    return {"message": "Alarm created successfully.", "alarm_id": alarm["alarm_id"]}
 
 
 def show_alarm(ctx: ToolContext, args: AlarmArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    return _alarm_view(ctx, _own(ctx, user, "alarms", args.alarm_id, "alarm"))
+    return _alarm_view(ctx, ctx.owned(APP, "alarms", args.alarm_id, "alarm", user))
 
 
 def update_alarm(ctx: ToolContext, args: UpdateAlarmArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    alarm = _own(ctx, user, "alarms", args.alarm_id, "alarm")
+    alarm = ctx.owned(APP, "alarms", args.alarm_id, "alarm", user)
     if args.time is not None:
         _check_time(args.time)
-    for name in ("time", "label", "enabled", "snooze_minutes", "vibration"):
-        value = getattr(args, name)
-        if value is not None:
-            alarm[name] = value
+    update_fields(alarm, args, "time", "label", "enabled", "snooze_minutes", "vibration")
     if args.repeat_days is not None:
         alarm["repeat_days"] = list(args.repeat_days)
     return {"message": "Alarm updated successfully."}

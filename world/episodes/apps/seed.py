@@ -52,6 +52,12 @@ class Person(BaseModel):
     def _list_form(cls, value: Any) -> Any:
         if isinstance(value, list | tuple):
             return dict.fromkeys(value)
+        if isinstance(value, dict):
+            # YAML reads a password of digits as a number; a password is text.
+            return {
+                k: str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+                for k, v in value.items()
+            }
         return value
 
     @field_validator("phone_number", mode="before")
@@ -67,6 +73,12 @@ class WorldSeed(BaseModel):
     start_time: str | None = None
     people: tuple[Person, ...] = ()
     apps: dict[str, dict[str, Any]] = {}
+
+    @field_validator("start_time", mode="before")
+    @classmethod
+    def _unquoted(cls, value: Any) -> Any:
+        # YAML reads an unquoted 2025-05-05T09:00:00 as a datetime.
+        return value.strftime(TIME_FORMAT) if isinstance(value, datetime) else value
 
     @field_validator("start_time")
     @classmethod

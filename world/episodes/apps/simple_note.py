@@ -16,39 +16,35 @@ each page unless ``dont_reorder_pinned``). A note of another user is refused (42
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
-    AppArgs,
     AuthArgs,
     AuthPageArgs,
     EpisodeTool,
+    Row,
     ToolContext,
     ToolFailed,
     ToolNotFound,
     app_tool,
+    check_unique,
     id_field,
     login_tool,
     logout_tool,
-    page,
-    ranked,
+    retrieve,
+    search_text,
+    show_account_tool,
+    show_profile_tool,
+    update_fields,
 )
 
 APP = "simple_note"
-_EMAIL = r"^[^@\s]+@[^@\s]+$"
 _SORT_FIELDS = ("created_at", "updated_at", "pinned")
 
 # ---------------------------------------------------------------- arguments
-
-
-class ProfileArgs(AppArgs):
-    email: str | None = Field(
-        default=None, pattern=_EMAIL, description="Email of the user whose public profile to show."
-    )
 
 
 class CreateNoteArgs(AuthArgs):
@@ -91,21 +87,14 @@ class SearchNotesArgs(AuthPageArgs):
 # ---------------------------------------------------------------- helpers
 
 
-def _own_note(ctx: ToolContext, user: dict[str, Any], note_id: int) -> dict[str, Any]:
-    note = ctx.find(APP, "notes", note_id, "note")
-    if note.get("user_id") != user["user_id"]:
-        raise ToolFailed("The given note does not belong to you, so you cannot access it.")
-    return note
+def _own_note(ctx: ToolContext, user: Row, note_id: int) -> Row:
+    return ctx.owned(APP, "notes", note_id, "note", user)
 
 
-def _check_title(ctx: ToolContext, user: dict[str, Any], title: str, note_id: int | None = None) -> None:
-    for note in ctx.rows(APP, "notes"):
-        if (
-            note.get("user_id") == user["user_id"]
-            and note.get("title") == title
-            and note["note_id"] != note_id
-        ):
-            raise ToolNotFound("Note with this user_id and title already exists.")
+def _check_title(ctx: ToolContext, user: Row, title: str, note: Row | None = None) -> None:
+    """A title is unique among a user's notes (refused with status ``not_found``)."""
+    unique = {"user_id": user["user_id"], "title": title}
+    check_unique(ctx.rows(APP, "notes"), "Note", unique, but=note, error=ToolNotFound)
 
 
 def _view(note: dict[str, Any], *, content: bool) -> JsonObject:
@@ -123,44 +112,12 @@ def _view(note: dict[str, Any], *, content: bool) -> JsonObject:
     return out
 
 
-def _sorted(rows: Iterable[dict[str, Any]], sort_by: str) -> list[dict[str, Any]]:
-    """By ``+field``/``-field``, equal values by id in the same direction."""
-    name, reverse = sort_by[1:], sort_by[0] == "-"
-
-    def key(note: dict[str, Any]) -> tuple[str, int]:
-        value = note.get(name)
-        return (str(int(bool(value))) if name == "pinned" else str(value or ""), int(note["note_id"]))
-
-    return sorted(rows, key=key, reverse=reverse)
+def _sort_value(note: Row, name: str) -> Any:
+    """What a note sorts by: a missing ``pinned`` is false."""
+    return bool(note.get(name)) if name == "pinned" else note.get(name)
 
 
 # ---------------------------------------------------------------- APIs
-
-
-def show_account(ctx: ToolContext, args: AuthArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    return {
-        "first_name": user.get("first_name"),
-        "last_name": user.get("last_name"),
-        "email": user.get("email"),
-        "registered_at": user.get("registered_at"),
-        "last_logged_in": user.get("last_logged_in", user.get("registered_at")),
-        "verified": bool(user.get("verified", True)),
-    }
-
-
-def show_profile(ctx: ToolContext, args: ProfileArgs) -> JsonObject:
-    if args.email is None:
-        raise ToolFailed("Either email or phone_number must be provided.")
-    user = ctx.account(APP, args.email)
-    if user is None:
-        raise ToolFailed("Account for this email does not exist.")
-    return {
-        "first_name": user.get("first_name"),
-        "last_name": user.get("last_name"),
-        "email": user.get("email"),
-        "registered_at": user.get("registered_at"),
-    }
 
 
 def create_note(ctx: ToolContext, args: CreateNoteArgs) -> JsonObject:
@@ -169,11 +126,11 @@ def create_note(ctx: ToolContext, args: CreateNoteArgs) -> JsonObject:
     if any(not tag for tag in tags):
         raise ToolFailed("Tags must be at least 1 character long.")
     _check_title(ctx, user, args.title)
-    note_id = ctx.new_id(APP, "notes")
     now = ctx.timestamp()
-    ctx.rows(APP, "notes").append(
+    note = ctx.insert(
+        APP,
+        "notes",
         {
-            "note_id": note_id,
             "user_id": user["user_id"],
             "title": args.title,
             "content": args.content,
@@ -181,9 +138,9 @@ def create_note(ctx: ToolContext, args: CreateNoteArgs) -> JsonObject:
             "pinned": args.pinned,
             "created_at": now,
             "updated_at": now,
-        }
+        },
     )
-    return {"message": "Note created.", "note_id": note_id}
+    return {"message": "Note created.", "note_id": note["note_id"]}
 
 
 def show_note(ctx: ToolContext, args: NoteArgs) -> JsonObject:
@@ -195,14 +152,10 @@ def update_note(ctx: ToolContext, args: UpdateNoteArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     note = _own_note(ctx, user, args.note_id)
     if args.title is not None:
-        _check_title(ctx, user, args.title, note["note_id"])
-        note["title"] = args.title
-    if args.content is not None:
-        note["content"] = args.content
+        _check_title(ctx, user, args.title, note)
+    update_fields(note, args, "title", "content", "pinned")
     if args.tags is not None:
         note["tags"] = list(args.tags)
-    if args.pinned is not None:
-        note["pinned"] = args.pinned
     note["updated_at"] = ctx.timestamp()
     return {"message": "Note updated."}
 
@@ -220,36 +173,22 @@ def add_content_to_note(ctx: ToolContext, args: AddContentArgs) -> JsonObject:
 
 def delete_note(ctx: ToolContext, args: NoteArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    note = _own_note(ctx, user, args.note_id)
-    ctx.rows(APP, "notes").remove(note)
+    ctx.remove(APP, "notes", _own_note(ctx, user, args.note_id))
     return {"message": "Note deleted."}
 
 
 def search_notes(ctx: ToolContext, args: SearchNotesArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    sort_by = (args.sort_by or "").strip()
-    if sort_by and sort_by[0] not in "+-":
-        raise ToolFailed("The sort_by parameter must start with + or -.")
-    if sort_by and sort_by[1:] not in _SORT_FIELDS:
-        raise ToolFailed(
-            f"If sort_by is passed, it must be one of {', '.join(_SORT_FIELDS)}"
-            " and must be prefixed with + or -."
-        )
-    notes = sorted(
-        (n for n in ctx.rows(APP, "notes") if n.get("user_id") == user["user_id"]), key=lambda n: n["note_id"]
-    )
+    notes = sorted(ctx.mine(APP, "notes", user), key=lambda n: n["note_id"])
     if args.tags:
         wanted = {t.lower() for t in args.tags}
         notes = [n for n in notes if wanted & {str(t).lower() for t in n.get("tags") or []}]
     if args.pinned is not None:
         notes = [n for n in notes if bool(n.get("pinned")) == args.pinned]
-    if args.query.strip():
-        # AppWorld ranks first, pages, then sorts each page.
-        notes = page(ranked(notes, args.query, "title", "content", "tags"), args.page_index, args.page_limit)
-        if sort_by:
-            notes = _sorted(notes, sort_by)
-    else:
-        notes = page(_sorted(notes, sort_by or "-updated_at"), args.page_index, args.page_limit)
+    items = [(search_text(n.get("title", ""), n.get("content", ""), n.get("tags", "")), n) for n in notes]
+    notes = retrieve(
+        items, args, _SORT_FIELDS, default_sort="-updated_at", key=_sort_value, then_by="note_id"
+    )
     if not args.dont_reorder_pinned:
         notes = [n for n in notes if n.get("pinned")] + [n for n in notes if not n.get("pinned")]
     return [_view(n, content=False) for n in notes]
@@ -258,14 +197,8 @@ def search_notes(ctx: ToolContext, args: SearchNotesArgs) -> list[JsonObject]:
 TOOLS: tuple[EpisodeTool[Any], ...] = (
     login_tool(APP),
     logout_tool(APP),
-    app_tool(APP, "show_account", "Show your own Simple Note account details.", AuthArgs, show_account),
-    app_tool(
-        APP,
-        "show_profile",
-        "Show the public profile of a Simple Note user by email.",
-        ProfileArgs,
-        show_profile,
-    ),
+    show_account_tool(APP, "Show your own Simple Note account details."),
+    show_profile_tool(APP, "Show the public profile of a Simple Note user by email."),
     app_tool(
         APP, "create_note", "Create a note (titles are unique among your notes).", CreateNoteArgs, create_note
     ),

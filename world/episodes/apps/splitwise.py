@@ -27,55 +27,47 @@ a call that attaches one is refused.
 from __future__ import annotations
 
 import hashlib
-import sys
-from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
 
 from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
-    AppArgs,
+    MAX_DATE,
+    MAX_INT,
+    MIN_DATE,
     AuthArgs,
     AuthPageArgs,
+    EmailAddress,
     EpisodeTool,
+    Row,
     ToolContext,
     ToolFailed,
-    ToolInvalid,
     ToolNotFound,
     app_tool,
+    date_bounds,
     id_field,
+    in_dates,
     login_tool,
     logout_tool,
-    match_score,
     money,
     optional_id_field,
     page,
+    page_index_field,
+    page_limit_field,
     person,
     ranked,
+    retrieve,
+    search_text,
+    show_account_tool,
+    show_profile_tool,
+    sort_rows,
 )
 
 APP = "splitwise"
 NO_GROUP_NAME = "Non-Group Entries"
-_EMAIL = r"^[^@\s]+@[^@\s]+$"
-_MAX_AMOUNT = float(sys.maxsize)
 
 # ---------------------------------------------------------------- arguments
-
-
-def _email(description: str) -> str:
-    result: str = Field(pattern=_EMAIL, description=description)
-    return result
-
-
-def _optional_email(description: str) -> str | None:
-    result: str | None = Field(default=None, pattern=_EMAIL, description=description)
-    return result
-
-
-class ProfileArgs(AppArgs):
-    email: str | None = _optional_email("Email of the user whose public profile to show.")
 
 
 class SearchUsersArgs(AuthPageArgs):
@@ -84,8 +76,8 @@ class SearchUsersArgs(AuthPageArgs):
 
 class ShowGroupsArgs(AuthArgs):
     delete: bool = Field(default=False, description="Show deleted groups instead of live ones.")
-    page_index: int = Field(default=0, ge=0, description="The index of the page to return.")
-    page_limit: int = Field(default=5, ge=1, le=sys.maxsize, description="The most groups to return.")
+    page_index: int = page_index_field()
+    page_limit: int = page_limit_field(MAX_INT, "The most groups to return.")
 
 
 class CreateGroupArgs(AuthArgs):
@@ -99,13 +91,13 @@ class GroupArgs(AuthArgs):
 
 
 class MemberArgs(GroupArgs):
-    user_email: str = _email("Email of the user to add or remove.")
+    user_email: EmailAddress = Field(description="Email of the user to add or remove.")
 
 
 class RecordExpenseArgs(AuthArgs):
     description: str = Field(description="A short note on what was paid for.")
     paid_amount: float = Field(allow_inf_nan=False, description="The total amount paid.")
-    payer_email: str = _email("Email of the user who paid.")
+    payer_email: EmailAddress = Field(description="Email of the user who paid.")
     debtor_emails: list[str] = Field(description="Emails of the users who owe a share.")
     debt_amounts: list[float] | None = Field(
         default=None,
@@ -124,11 +116,13 @@ class ExpenseArgs(AuthArgs):
 
 class ExpenseSearchArgs(AuthPageArgs):
     query: str = Field(default="", description="Words to look for in descriptions and participants.")
-    participant_email: str | None = _optional_email("Only expenses this user paid or owes a share of.")
+    participant_email: EmailAddress | None = Field(
+        default=None, description="Only expenses this user paid or owes a share of."
+    )
     min_amount: float = Field(default=0, ge=0, description="Smallest expense amount to show.")
-    max_amount: float = Field(default=_MAX_AMOUNT, ge=0, description="Largest expense amount to show.")
-    min_created_at: str = Field(default="1500-01-01", description="Earliest creation date (YYYY-MM-DD).")
-    max_created_at: str = Field(default="3000-01-01", description="Latest creation date (YYYY-MM-DD).")
+    max_amount: float = Field(default=float(MAX_INT), ge=0, description="Largest expense amount to show.")
+    min_created_at: str = Field(default=MIN_DATE, description="Earliest creation date (YYYY-MM-DD).")
+    max_created_at: str = Field(default=MAX_DATE, description="Latest creation date (YYYY-MM-DD).")
     deleted: bool = Field(default=False, description="Show deleted expenses instead of live ones.")
     sort_by: str | None = Field(default=None, description="+field or -field: created_at or amount.")
 
@@ -138,8 +132,8 @@ class GroupExpenseSearchArgs(ExpenseSearchArgs):
 
 
 class RecordPaymentArgs(AuthArgs):
-    payer_email: str = _email("Email of the user who paid.")
-    receiver_email: str = _email("Email of the user who received the money.")
+    payer_email: EmailAddress = Field(description="Email of the user who paid.")
+    receiver_email: EmailAddress = Field(description="Email of the user who received the money.")
     amount: float = Field(allow_inf_nan=False, description="The amount paid.")
     group_id: int | None = optional_id_field("The group the payment belongs to (none: no group).")
     description: str | None = Field(default=None, description="A short note on the payment.")
@@ -155,34 +149,16 @@ class PaymentArgs(AuthArgs):
 
 class GroupBalanceArgs(AuthArgs):
     group_id: int | None = optional_id_field("The group (none: expenses and payments outside groups).")
-    email: str | None = _optional_email("Only this member's balance (without a group: only your own).")
+    email: EmailAddress | None = Field(
+        default=None, description="Only this member's balance (without a group: only your own)."
+    )
 
 
 class PersonBalanceArgs(AuthArgs):
-    email: str = _email("Email of the person to show your balance with.")
+    email: EmailAddress = Field(description="Email of the person to show your balance with.")
 
 
 # ---------------------------------------------------------------- people and records
-
-
-def _user(ctx: ToolContext, user_id: Any) -> dict[str, Any] | None:
-    for row in ctx.rows(APP, "users"):
-        if row.get("user_id") == user_id:
-            return row
-    return None
-
-
-def _named(ctx: ToolContext, user_id: Any) -> JsonObject:
-    user = _user(ctx, user_id)
-    return person(user) if user is not None else {"name": None, "email": None}
-
-
-def _user_by_email(ctx: ToolContext, email: str) -> dict[str, Any]:
-    """The splitwise user with this email; AppWorld's 409 (a list message) otherwise."""
-    user = ctx.account(APP, email)
-    if user is None:
-        raise ToolNotFound([f"The user with email {email} does not exist."])
-    return user
 
 
 def _members(group: dict[str, Any]) -> list[int]:
@@ -201,14 +177,14 @@ def _invitation_code(group_id: Any) -> str:
 
 
 def _group_view(ctx: ToolContext, group: dict[str, Any]) -> JsonObject:
-    members = [_user(ctx, m) for m in _members(group)]
+    members = [ctx.user_by_id(APP, m) for m in _members(group)]
     return {
         "group_id": group["group_id"],
         "name": group.get("name"),
         "description": group.get("description"),
         "created_at": group.get("created_at"),
         "deleted": bool(group.get("deleted", False)),
-        "creator": _named(ctx, group.get("user_id")),
+        "creator": ctx.person_of(APP, group.get("user_id")),
         "members": [person(m) for m in members if m is not None],
         "invitation_code": group.get("invitation_code") or _invitation_code(group["group_id"]),
     }
@@ -228,11 +204,14 @@ def _expense_view(ctx: ToolContext, expense: dict[str, Any]) -> JsonObject:
         "receipt_file_name": expense.get("receipt_file_name"),
         "created_at": expense.get("created_at"),
         "shares": [
-            {"debtor": _named(ctx, s.get("debtor_id")), "debt_amount": money(s.get("debt_amount", 0.0))}
+            {
+                "debtor": ctx.person_of(APP, s.get("debtor_id")),
+                "debt_amount": money(s.get("debt_amount", 0.0)),
+            }
             for s in _shares(expense)
         ],
-        "creator": _named(ctx, expense.get("user_id")),
-        "payer": _named(ctx, expense.get("payer_id")),
+        "creator": ctx.person_of(APP, expense.get("user_id")),
+        "payer": ctx.person_of(APP, expense.get("payer_id")),
         "paid_amount": money(expense.get("amount", 0.0)),
     }
 
@@ -245,9 +224,9 @@ def _payment_view(ctx: ToolContext, payment: dict[str, Any]) -> JsonObject:
         "deleted": bool(payment.get("deleted", False)),
         "receipt_file_name": payment.get("receipt_file_name"),
         "created_at": payment.get("created_at"),
-        "creator": _named(ctx, payment.get("user_id")),
-        "payer": _named(ctx, payment.get("payer_id")),
-        "receiver": _named(ctx, payment.get("receiver_id")),
+        "creator": ctx.person_of(APP, payment.get("user_id")),
+        "payer": ctx.person_of(APP, payment.get("payer_id")),
+        "receiver": ctx.person_of(APP, payment.get("receiver_id")),
         "paid_amount": money(payment.get("amount", 0.0)),
     }
 
@@ -301,13 +280,6 @@ def _refuse_receipt(receipt_file_path: str | None, file_system_access_token: str
         "Receipt files cannot be attached here: the file_system app is not available in this environment."
         " Record it without receipt_file_path."
     )
-
-
-def _by_time(
-    rows: Iterable[dict[str, Any]], key: str, field_name: str, reverse: bool
-) -> list[dict[str, Any]]:
-    """Rows by ``field_name`` then id (equal virtual times keep the order of creation)."""
-    return sorted(rows, key=lambda r: (r.get(field_name) or "", r[key]), reverse=reverse)
 
 
 # ---------------------------------------------------------------- balances
@@ -369,10 +341,10 @@ def _sides(
 ) -> tuple[list[JsonObject], list[JsonObject]]:
     """What ``source_id`` owes each other person, and what each owes them: ``{name, email, amount}``."""
     owes: list[JsonObject] = [
-        {**_named(ctx, b), "amount": v} for (a, b), v in debts.items() if a == source_id
+        {**ctx.person_of(APP, b), "amount": v} for (a, b), v in debts.items() if a == source_id
     ]
     owed: list[JsonObject] = [
-        {**_named(ctx, a), "amount": v} for (a, b), v in debts.items() if b == source_id
+        {**ctx.person_of(APP, a), "amount": v} for (a, b), v in debts.items() if b == source_id
     ]
     return owes, owed
 
@@ -401,32 +373,6 @@ def _people_totals(ctx: ToolContext, user: dict[str, Any]) -> dict[int, float]:
 # ---------------------------------------------------------------- account APIs
 
 
-def show_account(ctx: ToolContext, args: AuthArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    return {
-        "first_name": user.get("first_name"),
-        "last_name": user.get("last_name"),
-        "email": user.get("email"),
-        "registered_at": user.get("registered_at"),
-        "last_logged_in": user.get("last_logged_in", user.get("registered_at")),
-        "verified": bool(user.get("verified", True)),
-    }
-
-
-def show_profile(ctx: ToolContext, args: ProfileArgs) -> JsonObject:
-    if args.email is None:
-        raise ToolFailed("Either email or phone_number must be provided.")
-    user = ctx.account(APP, args.email)
-    if user is None:
-        raise ToolFailed("Account for this email does not exist.")
-    return {
-        "first_name": user.get("first_name"),
-        "last_name": user.get("last_name"),
-        "email": user.get("email"),
-        "registered_at": user.get("registered_at"),
-    }
-
-
 def search_users(ctx: ToolContext, args: SearchUsersArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     balances = _people_totals(ctx, user)
@@ -447,24 +393,23 @@ def create_group(ctx: ToolContext, args: CreateGroupArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     member_ids = [user["user_id"]]
     for email in args.member_emails:
-        member_ids.append(_user_by_email(ctx, email)["user_id"])
-    for group in ctx.rows(APP, "groups"):
-        if group.get("user_id") == user["user_id"] and group.get("name") == args.name:
-            raise ToolNotFound("Group with this user_id and name already exists.")
-    group_id = ctx.new_id(APP, "groups")
-    ctx.rows(APP, "groups").append(
+        member_ids.append(ctx.user_by_email(APP, email)["user_id"])
+    group = ctx.insert(
+        APP,
+        "groups",
         {
-            "group_id": group_id,
             "name": args.name,
             "description": args.description,
             "user_id": user["user_id"],
             "member_ids": list(dict.fromkeys(member_ids)),
             "created_at": ctx.timestamp(),
             "deleted": False,
-            "invitation_code": _invitation_code(group_id),
-        }
+        },
+        unique=("Group", ("user_id", "name")),
+        error=ToolNotFound,  # this app's refusal of a second group of the name: status not_found
     )
-    return {"message": "Group created.", "group_id": group_id}
+    group["invitation_code"] = _invitation_code(group["group_id"])
+    return {"message": "Group created.", "group_id": group["group_id"]}
 
 
 def show_group(ctx: ToolContext, args: GroupArgs) -> JsonObject:
@@ -479,14 +424,14 @@ def show_groups(ctx: ToolContext, args: ShowGroupsArgs) -> list[JsonObject]:
         for g in ctx.rows(APP, "groups")
         if user["user_id"] in _members(g) and bool(g.get("deleted", False)) == args.delete
     ]
-    groups = _by_time(groups, "group_id", "created_at", reverse=True)
+    groups = sort_rows(groups, "-created_at", then_by="group_id")
     return [_group_view(ctx, g) for g in page(groups, args.page_index, args.page_limit)]
 
 
 def add_member_to_group(ctx: ToolContext, args: MemberArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     group = _own_group(ctx, user, args.group_id)
-    new_member = _user_by_email(ctx, args.user_email)
+    new_member = ctx.user_by_email(APP, args.user_email)
     if new_member["user_id"] in _members(group):
         raise ToolFailed("User is already a member of the group.")
     group["member_ids"] = [*_members(group), new_member["user_id"]]
@@ -496,7 +441,7 @@ def add_member_to_group(ctx: ToolContext, args: MemberArgs) -> JsonObject:
 def remove_member_from_group(ctx: ToolContext, args: MemberArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     group = _own_group(ctx, user, args.group_id)
-    member = _user_by_email(ctx, args.user_email)
+    member = ctx.user_by_email(APP, args.user_email)
     if member["user_id"] not in _members(group):
         raise ToolFailed("User is not a member of the group.")
     group["member_ids"] = [m for m in _members(group) if m != member["user_id"]]
@@ -534,10 +479,10 @@ def record_expense(ctx: ToolContext, args: RecordExpenseArgs) -> JsonObject:
             "You are neither payer or debtor of this expense and the expense does not belong to a group."
             " So you cannot create it."
         )
-    payer = _user_by_email(ctx, args.payer_email)
+    payer = ctx.user_by_email(APP, args.payer_email)
     debtors = []
     for email in args.debtor_emails:
-        debtor = _user_by_email(ctx, email)
+        debtor = ctx.user_by_email(APP, email)
         if member_ids is not None and debtor["user_id"] not in member_ids:
             raise ToolFailed(f"Debtor with email {debtor['email']} is not a member of the group.")
         debtors.append(debtor)
@@ -546,60 +491,50 @@ def record_expense(ctx: ToolContext, args: RecordExpenseArgs) -> JsonObject:
     _refuse_receipt(args.receipt_file_path, args.file_system_access_token)
     if paid_amount <= 0 or any(money(a) <= 0 for a in amounts):
         raise ToolFailed("The paid amount and every debt amount must be greater than 0.")
-    expense_id = ctx.new_id(APP, "expenses")
-    ctx.rows(APP, "expenses").append(
-        {
-            "expense_id": expense_id,
-            "group_id": args.group_id,
-            "user_id": user["user_id"],
-            "payer_id": payer["user_id"],
-            "description": args.description,
-            "amount": paid_amount,
-            "shares": [
-                {"debtor_id": d["user_id"], "debt_amount": money(a)}
-                for d, a in zip(debtors, amounts, strict=True)
-            ],
-            "deleted": False,
-            "receipt_file_name": None,
-            "created_at": ctx.timestamp(),
-        }
-    )
-    return {"message": "Expense recorded.", "expense_id": expense_id}
+    shares = [
+        {"debtor_id": d["user_id"], "debt_amount": money(a)} for d, a in zip(debtors, amounts, strict=True)
+    ]
+    fields = {
+        "payer_id": payer["user_id"],
+        "description": args.description,
+        "amount": paid_amount,
+        "shares": shares,
+    }
+    expense = _record(ctx, "expenses", user, args.group_id, fields)
+    return {"message": "Expense recorded.", "expense_id": expense["expense_id"]}
+
+
+def _record(ctx: ToolContext, collection: str, user: Row, group_id: int | None, fields: Row) -> Row:
+    """A new expense or payment that ``user`` records: live, without a receipt, made now."""
+    record = {"group_id": group_id, "user_id": user["user_id"], **fields}
+    now = {"deleted": False, "receipt_file_name": None, "created_at": ctx.timestamp()}
+    return ctx.insert(APP, collection, record | now)
+
+
+def _expense(ctx: ToolContext, args: ExpenseArgs) -> Row:
+    """The expense of ``args`` if the caller may see it."""
+    user = ctx.user(APP, args.access_token)
+    expense = ctx.find(APP, "expenses", args.expense_id, "expense")
+    _check_expense_access(ctx, user, expense)
+    return expense
 
 
 def show_expense(ctx: ToolContext, args: ExpenseArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    expense = ctx.find(APP, "expenses", args.expense_id, "expense")
-    _check_expense_access(ctx, user, expense)
-    return _expense_view(ctx, expense)
+    return _expense_view(ctx, _expense(ctx, args))
 
 
 def delete_expense(ctx: ToolContext, args: ExpenseArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    expense = ctx.find(APP, "expenses", args.expense_id, "expense")
-    _check_expense_access(ctx, user, expense)
+    expense = _expense(ctx, args)
     if expense.get("deleted"):
         raise ToolFailed("This expense has already been marked deleted.")
     expense["deleted"] = True
     return {"message": "Expense marked as deleted."}
 
 
-def _date(value: str, name: str, end_of_day: bool) -> str:
-    for form in ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"):
-        try:
-            parsed = datetime.strptime(value, form)
-        except ValueError:
-            continue
-        if form == "%Y-%m-%d" and end_of_day:
-            parsed = parsed.replace(hour=23, minute=59, second=59)
-        return parsed.strftime("%Y-%m-%dT%H:%M:%S")
-    raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD.")
-
-
 def _expense_text(ctx: ToolContext, expense: dict[str, Any]) -> list[str]:
     people = [
-        _named(ctx, expense.get("payer_id")),
-        *(_named(ctx, s.get("debtor_id")) for s in _shares(expense)),
+        ctx.person_of(APP, expense.get("payer_id")),
+        *(ctx.person_of(APP, s.get("debtor_id")) for s in _shares(expense)),
     ]
     return [str(expense.get("description") or ""), *(f"{p['name']} {p['email']}" for p in people)]
 
@@ -607,17 +542,8 @@ def _expense_text(ctx: ToolContext, expense: dict[str, Any]) -> list[str]:
 def _expenses(ctx: ToolContext, args: ExpenseSearchArgs, group_id: int | None) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     uid = user["user_id"]
-    participant = None if args.participant_email is None else _user_by_email(ctx, args.participant_email)
-    low = _date(args.min_created_at, "min_created_at", end_of_day=False)
-    high = _date(args.max_created_at, "max_created_at", end_of_day=True)
-    sort_by = (args.sort_by or "").strip()
-    if sort_by:
-        if sort_by[0] not in "+-":
-            raise ToolFailed("The sort_by parameter must start with + or -.")
-        if sort_by[1:] not in ("created_at", "amount"):
-            raise ToolFailed(
-                "If sort_by is passed, it must be one of created_at, amount and must be prefixed with + or -."
-            )
+    participant = None if args.participant_email is None else ctx.user_by_email(APP, args.participant_email)
+    bounds = date_bounds(args.min_created_at, args.max_created_at, "min_created_at", "max_created_at")
     # AppWorld lists the live expenses the caller paid or owes a share of, then filters them.
     rows = [
         e
@@ -630,18 +556,11 @@ def _expenses(ctx: ToolContext, args: ExpenseSearchArgs, group_id: int | None) -
         if bool(e.get("deleted", False)) == args.deleted
         and (participant is None or participant["user_id"] in _participants(e))
         and args.min_amount <= float(e.get("amount", 0.0)) <= args.max_amount
-        and low <= str(e.get("created_at") or "") <= high
+        and in_dates(e.get("created_at"), bounds)
     ]
-    if args.query.strip():
-        scores = [(match_score(args.query, *_expense_text(ctx, e)), i) for i, e in enumerate(rows)]
-        rows = [rows[i] for _, i in sorted(scores, key=lambda si: (-si[0], si[1]))]
-        rows = page(rows, args.page_index, args.page_limit)
-        if sort_by:
-            rows = _by_time(rows, "expense_id", sort_by[1:], reverse=sort_by[0] == "-")
-    else:
-        field_name, reverse = (sort_by[1:], sort_by[0] == "-") if sort_by else ("created_at", True)
-        rows = page(_by_time(rows, "expense_id", field_name, reverse), args.page_index, args.page_limit)
-    return [_expense_view(ctx, e) for e in rows]
+    items = [(search_text(*_expense_text(ctx, e)), e) for e in rows]
+    found = retrieve(items, args, ("created_at", "amount"), default_sort="-created_at", then_by="expense_id")
+    return [_expense_view(ctx, e) for e in found]
 
 
 def show_group_expenses(ctx: ToolContext, args: GroupExpenseSearchArgs) -> list[JsonObject]:
@@ -659,8 +578,8 @@ def record_payment(ctx: ToolContext, args: RecordPaymentArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     if args.payer_email.strip().lower() == args.receiver_email.strip().lower():
         raise ToolFailed("Payer and receiver cannot be the same.")
-    payer = _user_by_email(ctx, args.payer_email)
-    receiver = _user_by_email(ctx, args.receiver_email)
+    payer = ctx.user_by_email(APP, args.payer_email)
+    receiver = ctx.user_by_email(APP, args.receiver_email)
     if args.group_id is not None:
         members = _members(_own_group(ctx, user, args.group_id))
         if payer["user_id"] not in members:
@@ -675,22 +594,14 @@ def record_payment(ctx: ToolContext, args: RecordPaymentArgs) -> JsonObject:
     _refuse_receipt(args.receipt_file_path, args.file_system_access_token)
     if money(args.amount) <= 0:
         raise ToolFailed("The payment amount must be greater than 0.")
-    payment_id = ctx.new_id(APP, "payments")
-    ctx.rows(APP, "payments").append(
-        {
-            "payment_id": payment_id,
-            "group_id": args.group_id,
-            "user_id": user["user_id"],
-            "payer_id": payer["user_id"],
-            "receiver_id": receiver["user_id"],
-            "amount": money(args.amount),
-            "description": args.description,
-            "deleted": False,
-            "receipt_file_name": None,
-            "created_at": ctx.timestamp(),
-        }
-    )
-    return {"message": "Payment recorded.", "payment_id": payment_id}
+    fields = {
+        "payer_id": payer["user_id"],
+        "receiver_id": receiver["user_id"],
+        "amount": money(args.amount),
+        "description": args.description,
+    }
+    payment = _record(ctx, "payments", user, args.group_id, fields)
+    return {"message": "Payment recorded.", "payment_id": payment["payment_id"]}
 
 
 def show_payment(ctx: ToolContext, args: PaymentArgs) -> JsonObject:
@@ -710,7 +621,7 @@ def show_group_balance(ctx: ToolContext, args: GroupBalanceArgs) -> list[JsonObj
         group = _own_group(ctx, user, args.group_id)
         if group.get("deleted"):
             raise ToolFailed("Group is deleted. Undelete it first if you want to see balance.")
-        shown = [u for u in (_user(ctx, m) for m in _members(group)) if u is not None]
+        shown = [u for u in (ctx.user_by_id(APP, m) for m in _members(group)) if u is not None]
     else:
         if args.email is not None and args.email.strip().lower() != str(user.get("email", "")).lower():
             raise ToolFailed("If group_id is not passed, email can only be your own email or None.")
@@ -752,7 +663,7 @@ def show_people_balance(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     totals = _people_totals(ctx, user)
     breakdown: list[JsonObject] = [
-        {**_named(ctx, other), "direction": _direction(amount), "amount": abs(amount)}
+        {**ctx.person_of(APP, other), "direction": _direction(amount), "amount": abs(amount)}
         for other, amount in totals.items()
     ]
     return {
@@ -789,14 +700,8 @@ def show_person_balance(ctx: ToolContext, args: PersonBalanceArgs) -> JsonObject
 TOOLS: tuple[EpisodeTool[Any], ...] = (
     login_tool(APP),
     logout_tool(APP),
-    app_tool(APP, "show_account", "Show your own Splitwise account details.", AuthArgs, show_account),
-    app_tool(
-        APP,
-        "show_profile",
-        "Show the public profile of a Splitwise user by email.",
-        ProfileArgs,
-        show_profile,
-    ),
+    show_account_tool(APP, "Show your own Splitwise account details."),
+    show_profile_tool(APP, "Show the public profile of a Splitwise user by email."),
     app_tool(
         APP,
         "search_users",

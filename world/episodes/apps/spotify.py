@@ -44,50 +44,45 @@ Tools (``mcp_appworld_spotify__<api>``): ``login``, ``logout``; catalogue (no to
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, TypeVar
 
 from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
+    MAX_DATE,
+    MAX_INT,
+    MIN_DATE,
     AppArgs,
-    AppError,
     AuthArgs,
     AuthPageArgs,
+    EmailAddress,
     EpisodeTool,
     NoAppArgs,
     PageArgs,
+    Row,
     ToolContext,
     ToolFailed,
-    ToolInvalid,
     app_tool,
+    check_owner,
+    check_sort,
+    date_bounds,
     id_field,
+    in_dates,
+    in_range,
     login_tool,
     logout_tool,
     not_found,
     optional_id_field,
     page,
-    person,
-    ranked,
+    retrieve,
     sort_rows,
+    update_fields,
 )
 
 APP = "spotify"
-
-MIN_DATE = "1500-01-01"
-MAX_DATE = "3000-01-01"
-MAX_COUNT = 9223372036854775807
-"""AppWorld's "no upper bound" default of count and duration filters."""
 LINK = "https://spotify.com"
-
-Row = dict[str, Any]
-
-
-class Conflict(AppError):
-    """A second record where AppWorld's database allows one (409, as AppWorld answers)."""
-
-    code = 409
+Marked = TypeVar("Marked", bound=AuthArgs)
 
 
 # ---------------------------------------------------------------- arguments
@@ -119,7 +114,7 @@ def _min_count(what: str) -> int:
 
 
 def _max_count(what: str) -> int:
-    result: int = Field(default=MAX_COUNT, ge=0, description=f"Highest {what}.")
+    result: int = Field(default=MAX_INT, ge=0, description=f"Highest {what}.")
     return result
 
 
@@ -238,9 +233,7 @@ class DownloadedSongsArgs(AuthPageArgs):
 class SongReviewsArgs(PageArgs):
     song_id: int = id_field("The song's id.")
     query: str = _query()
-    user_email: str | None = Field(
-        default=None, pattern=r"^[^@\s]+@[^@\s]+$", description="Only the review by this user."
-    )
+    user_email: EmailAddress | None = Field(default=None, description="Only the review by this user.")
     min_rating: int = Field(default=1, ge=1, le=5, description="Lowest rating.")
     max_rating: int = Field(default=5, ge=1, le=5, description="Highest rating.")
     sort_by: str | None = _sort_by("rating, created_at")
@@ -387,7 +380,7 @@ class Catalogue:
             "rating": playlist.get("rating", 0.0),
             "like_count": playlist.get("like_count", 0),
             "review_count": playlist.get("review_count", 0),
-            "owner": _owner(self.ctx, playlist.get("user_id")),
+            "owner": self.ctx.person_of(APP, playlist.get("user_id")),
             "created_at": playlist.get("created_at"),
         }
         song_ids = list(playlist.get("song_ids", []))
@@ -419,13 +412,6 @@ def _artist_view(artist: Row) -> JsonObject:
     }
 
 
-def _owner(ctx: ToolContext, user_id: Any) -> JsonObject:
-    for user in ctx.rows(APP, "users"):
-        if user.get("user_id") == user_id:
-            return person(user)
-    return {"name": None, "email": None}
-
-
 def _review_view(ctx: ToolContext, review: Row) -> JsonObject:
     return {
         "song_review_id": review["song_review_id"],
@@ -434,36 +420,11 @@ def _review_view(ctx: ToolContext, review: Row) -> JsonObject:
         "title": review.get("title", ""),
         "text": review.get("text", ""),
         "created_at": review.get("created_at"),
-        "user": _owner(ctx, review.get("user_id")),
+        "user": ctx.person_of(APP, review.get("user_id")),
     }
 
 
-# ---------------------------------------------------------------- filters, sorting, paging
-
-
-def _date(value: str, name: str, *, end: bool = False) -> datetime:
-    """A date argument (``YYYY-MM-DD`` or a full timestamp); a bare date ends at 23:59:59 when
-    ``end`` (a maximum)."""
-    try:
-        parsed = datetime.strptime(value, "%Y-%m-%d")
-        return parsed.replace(hour=23, minute=59, second=59) if end else parsed
-    except ValueError:
-        pass
-    try:
-        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S")
-    except ValueError:
-        raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD.") from None
-
-
-def _record_time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    for form in ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"):
-        try:
-            return datetime.strptime(value[:19], form)
-        except ValueError:
-            continue
-    return None
+# ---------------------------------------------------------------- filters and per-user records
 
 
 Check = Callable[[Row], bool]
@@ -473,19 +434,15 @@ def _range(field: str, low: float, high: float, default_low: float, default_high
     """A range filter on a number field; None when both bounds are the defaults (no filter)."""
     if low == default_low and high == default_high:
         return None
-    return lambda row: low <= float(row.get(field) or 0) <= high
+    return lambda row: in_range(row.get(field), low, high, default_low, default_high)
 
 
-def _date_range(field: str, low: str, high: str, low_name: str, high_name: str) -> Check | None:
+def _date_range(field: str, low: str, high: str) -> Check | None:
+    """A date filter on ``field`` by the arguments ``min_<field>`` and ``max_<field>``."""
     if low == MIN_DATE and high == MAX_DATE:
         return None
-    start, stop = _date(low, low_name), _date(high, high_name, end=True)
-
-    def test(row: Row) -> bool:
-        when = _record_time(row.get(field))
-        return when is not None and start <= when <= stop
-
-    return test
+    bounds = date_bounds(low, high, f"min_{field}", f"max_{field}")
+    return lambda row: in_dates(row.get(field), bounds)
 
 
 def _genre(genre: str | None) -> Check | None:
@@ -500,72 +457,107 @@ def _keep(rows: Iterable[Row], *tests: Check | None) -> list[Row]:
     return [r for r in rows if all(t(r) for t in active)]
 
 
-def _check_sort(sort_by: str | None, valid: tuple[str, ...]) -> None:
-    if not sort_by:
-        return
-    if sort_by[0] not in "+-":
-        raise ToolFailed("The sort_by parameter must start with + or -.")
-    if sort_by.lstrip("+-") not in valid:
-        raise ToolFailed(
-            f"If sort_by is passed, it must be one of {', '.join(valid)} and must be prefixed with + or -."
-        )
-
-
-class Listing(Protocol):
-    """The arguments of a search: a query, a sort and a page."""
-
-    @property
-    def query(self) -> str: ...
-    @property
-    def sort_by(self) -> str | None: ...
-    @property
-    def page_index(self) -> int: ...
-    @property
-    def page_limit(self) -> int: ...
-
-
-def _retrieve(
-    items: list[tuple[str, JsonObject]], args: Listing, valid: tuple[str, ...], last_resort: str | None = None
-) -> list[JsonObject]:
-    """AppWorld's listing of ``(search text, record)`` items: with a query, the ranked page
-    (matches first) sorted by ``sort_by``; without one, everything sorted (``sort_by`` else
-    ``last_resort``) and then paged."""
-    _check_sort(args.sort_by, valid)
-    if args.query.strip():
-        hits = ranked([{"text": text, "out": out} for text, out in items], args.query, "text")
-        found: list[JsonObject] = [h["out"] for h in page(hits, args.page_index, args.page_limit)]
-        return sort_rows(found, args.sort_by) if args.sort_by else found
-    outs = [out for _, out in items]
-    return page(sort_rows(outs, args.sort_by or last_resort), args.page_index, args.page_limit)
-
-
-# ---------------------------------------------------------------- per-user records
-
-
-def _mine(ctx: ToolContext, collection: str, user_id: Any, field: str, value: Any) -> Row | None:
-    for row in ctx.rows(APP, collection):
-        if row.get("user_id") == user_id and row.get(field) == value:
-            return row
-    return None
-
-
-def _owned(ctx: ToolContext, collection: str, user_id: Any) -> list[Row]:
-    return [row for row in ctx.rows(APP, collection) if row.get("user_id") == user_id]
-
-
-def _add(ctx: ToolContext, collection: str, key: str, record: Row) -> Row:
-    record = {key: ctx.new_id(APP, collection), **record}
-    ctx.rows(APP, collection).append(record)
-    return record
-
-
-def _remove(ctx: ToolContext, collection: str, record: Row) -> None:
-    rows = ctx.rows(APP, collection)
-    rows[:] = [r for r in rows if r is not record]
-
-
 def _bump(record: Row, field: str, by: int) -> None:
     record[field] = max(0, int(record.get(field) or 0) + by)
+
+
+_TARGETS = {
+    "song_id": ("songs", "song"),
+    "album_id": ("albums", "album"),
+    "playlist_id": ("playlists", "playlist"),
+    "artist_id": ("artists", "artist"),
+}
+"""What an id names: its collection and AppWorld's name of it."""
+_MARKS = {
+    "song_likes": ("song_id", "liked_at"),
+    "album_likes": ("album_id", "liked_at"),
+    "playlist_likes": ("playlist_id", "liked_at"),
+    "artist_follows": ("artist_id", "followed_at"),
+    "library_songs": ("song_id", "added_at"),
+    "library_albums": ("album_id", "added_at"),
+    "downloaded_songs": ("song_id", "downloaded_at"),
+}
+"""A user's marks of catalogue records (likes, follows, library entries, downloads): the
+collection -> the id it marks and the time of the mark. A mark is ``{<mark>_id, user_id, <id>,
+<time>}``, at most one per user and record."""
+
+
+def _marking_tool(
+    api: str,
+    description: str,
+    args_model: type[Marked],
+    collection: str,
+    *,
+    counter: str | None = None,
+    already: str,
+    done: str,
+) -> EpisodeTool[Marked]:
+    """An API that marks a record for the caller (``_MARKS``), once; the record's ``counter``
+    goes up. A playlist must be one the caller may see."""
+    target, stamp = _MARKS[collection]
+    table, what = _TARGETS[target]
+
+    def run(ctx: ToolContext, args: Marked) -> JsonObject:
+        user = ctx.user(APP, args.access_token)
+        target_id = getattr(args, target)
+        record = ctx.find(APP, table, target_id, what)
+        if table == "playlists":
+            _may_see(user, record)
+        if ctx.my(APP, collection, user, **{target: target_id}) is not None:
+            raise ToolFailed(already)
+        mark = {"user_id": user["user_id"], target: target_id, stamp: ctx.timestamp()}
+        ctx.insert(APP, collection, mark)
+        if counter is not None:
+            _bump(record, counter, 1)
+        return {"message": done}
+
+    return app_tool(APP, api, description, args_model, run)
+
+
+def _unmarking_tool(
+    api: str,
+    description: str,
+    args_model: type[Marked],
+    collection: str,
+    *,
+    counter: str | None = None,
+    must_exist: bool = False,
+    missing: str,
+    done: str,
+) -> EpisodeTool[Marked]:
+    """The API that takes back a mark of ``_marking_tool`` (refused when there is none); the
+    record's ``counter`` goes down. The record must exist only when ``must_exist`` (409)."""
+    target, _ = _MARKS[collection]
+    table, what = _TARGETS[target]
+
+    def run(ctx: ToolContext, args: Marked) -> JsonObject:
+        user = ctx.user(APP, args.access_token)
+        target_id = getattr(args, target)
+        if must_exist:
+            ctx.find(APP, table, target_id, what)
+        mark = ctx.my(APP, collection, user, **{target: target_id})
+        if mark is None:
+            raise ToolFailed(missing)
+        ctx.remove(APP, collection, mark)
+        record = ctx.get(APP, table, target_id)
+        if counter is not None and record is not None:
+            _bump(record, counter, -1)
+        return {"message": done}
+
+    return app_tool(APP, api, description, args_model, run)
+
+
+def _marked(
+    ctx: ToolContext, user: Row, collection: str, found: dict[Any, Row], view: Callable[[Row], JsonObject]
+) -> list[JsonObject]:
+    """The ``view`` of each record of ``found`` (by id) that the caller marked in
+    ``collection``, in the order of marking, with the time of the mark."""
+    target, stamp = _MARKS[collection]
+    return [
+        view(found[mark[target]]) | {stamp: mark.get(stamp)}
+        for mark in ctx.mine(APP, collection, user)
+        if mark.get(target) in found
+    ]
 
 
 # ---------------------------------------------------------------- catalogue
@@ -587,20 +579,14 @@ def search_songs(ctx: ToolContext, args: SearchSongsArgs) -> list[JsonObject]:
         None if args.album_id is None else (lambda r: r.get("album_id") == args.album_id),
         None if args.artist_id is None else (lambda r: args.artist_id in r.get("artist_ids", [])),
         _genre(args.genre),
-        _date_range(
-            "release_date",
-            args.min_release_date,
-            args.max_release_date,
-            "min_release_date",
-            "max_release_date",
-        ),
-        _range("duration", args.min_duration, args.max_duration, 0, MAX_COUNT),
+        _date_range("release_date", args.min_release_date, args.max_release_date),
+        _range("duration", args.min_duration, args.max_duration, 0, MAX_INT),
         _range("rating", args.min_rating, args.max_rating, 0, 5),
-        _range("like_count", args.min_like_count, args.max_like_count, 0, MAX_COUNT),
-        _range("play_count", args.min_play_count, args.max_play_count, 0, MAX_COUNT),
+        _range("like_count", args.min_like_count, args.max_like_count, 0, MAX_INT),
+        _range("play_count", args.min_play_count, args.max_play_count, 0, MAX_INT),
     )
     items = [(cat.song_text(s), cat.song(s, full=True)) for s in rows]
-    return _retrieve(items, args, ("rating", "like_count", "play_count"))
+    return retrieve(items, args, ("rating", "like_count", "play_count"))
 
 
 def show_song(ctx: ToolContext, args: SongArgs) -> JsonObject:
@@ -612,18 +598,12 @@ def search_albums(ctx: ToolContext, args: SearchAlbumsArgs) -> list[JsonObject]:
     rows = _keep(
         ctx.rows(APP, "albums"),
         _genre(args.genre),
-        _date_range(
-            "release_date",
-            args.min_release_date,
-            args.max_release_date,
-            "min_release_date",
-            "max_release_date",
-        ),
-        _range("like_count", args.min_like_count, args.max_like_count, 0, MAX_COUNT),
+        _date_range("release_date", args.min_release_date, args.max_release_date),
+        _range("like_count", args.min_like_count, args.max_like_count, 0, MAX_INT),
         _range("rating", args.min_rating, args.max_rating, 0, 5),
     )
     items = [(cat.album_text(a), cat.album(a)) for a in rows]
-    return _retrieve(items, args, ("rating", "release_date"))
+    return retrieve(items, args, ("rating", "release_date"))
 
 
 def show_album(ctx: ToolContext, args: AlbumArgs) -> JsonObject:
@@ -634,70 +614,17 @@ def search_artists(ctx: ToolContext, args: SearchArtistsArgs) -> list[JsonObject
     rows = _keep(
         ctx.rows(APP, "artists"),
         _genre(args.genre),
-        _range("follower_count", args.min_follower_count, args.max_follower_count, 0, MAX_COUNT),
+        _range("follower_count", args.min_follower_count, args.max_follower_count, 0, MAX_INT),
     )
     items = [(f"{a.get('name', '')} {a.get('genre', '')}", _artist_view(a)) for a in rows]
-    return _retrieve(items, args, ("follower_count",))
+    return retrieve(items, args, ("follower_count",))
 
 
 def show_artist(ctx: ToolContext, args: ArtistArgs) -> JsonObject:
     return _artist_view(_artist(ctx, args.artist_id))
 
 
-# ---------------------------------------------------------------- likes and follows
-
-
-def like_song(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    song = _song(ctx, args.song_id)
-    if _mine(ctx, "song_likes", user["user_id"], "song_id", args.song_id) is not None:
-        raise ToolFailed("You have already liked this song in the past.")
-    _add(
-        ctx,
-        "song_likes",
-        "song_like_id",
-        {"user_id": user["user_id"], "song_id": args.song_id, "liked_at": ctx.timestamp()},
-    )
-    _bump(song, "like_count", 1)
-    return {"message": "Song liked."}
-
-
-def unlike_song(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    song = _song(ctx, args.song_id)
-    like = _mine(ctx, "song_likes", user["user_id"], "song_id", args.song_id)
-    if like is None:
-        raise ToolFailed("You have not liked this song, so cannot unlike it.")
-    _remove(ctx, "song_likes", like)
-    _bump(song, "like_count", -1)
-    return {"message": "Song unliked."}
-
-
-def show_liked_songs(ctx: ToolContext, args: LikedSongsArgs) -> list[JsonObject]:
-    user = ctx.user(APP, args.access_token)
-    _check_sort(args.sort_by, ("liked_at", "title"))
-    cat = Catalogue(ctx)
-    liked = [
-        cat.song(cat.songs[like["song_id"]]) | {"liked_at": like.get("liked_at")}
-        for like in _owned(ctx, "song_likes", user["user_id"])
-        if like.get("song_id") in cat.songs
-    ]
-    return page(sort_rows(liked, args.sort_by), args.page_index, args.page_limit)
-
-
-def like_album(ctx: ToolContext, args: AuthAlbumArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    album = _album(ctx, args.album_id)
-    if _mine(ctx, "album_likes", user["user_id"], "album_id", args.album_id) is not None:
-        raise ToolFailed("You have already liked this album in the past.")
-    _add(
-        ctx,
-        "album_likes",
-        "album_like_id",
-        {"user_id": user["user_id"], "album_id": args.album_id, "liked_at": ctx.timestamp()},
-    )
-    _bump(album, "like_count", 1)
-    return {"message": "Album liked."}
+# ---------------------------------------------------------------- likes, follows, libraries, downloads
 
 
 def _may_see(user: Row, playlist: Row) -> None:
@@ -705,179 +632,47 @@ def _may_see(user: Row, playlist: Row) -> None:
         raise ToolFailed("This playlist is not public, and does not belong to you, so you cannot access it.")
 
 
-def _must_own(user: Row, record: Row, what: str) -> None:
-    if record.get("user_id") != user["user_id"]:
-        raise ToolFailed(f"The given {what} does not belong to you, so you cannot access it.")
-
-
-def like_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
+def show_liked_songs(ctx: ToolContext, args: LikedSongsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    playlist = _playlist(ctx, args.playlist_id)
-    _may_see(user, playlist)
-    if _mine(ctx, "playlist_likes", user["user_id"], "playlist_id", args.playlist_id) is not None:
-        raise ToolFailed("You have already liked this playlist in the past.")
-    _add(
-        ctx,
-        "playlist_likes",
-        "playlist_like_id",
-        {"user_id": user["user_id"], "playlist_id": args.playlist_id, "liked_at": ctx.timestamp()},
-    )
-    _bump(playlist, "like_count", 1)
-    return {"message": "Playlist liked."}
-
-
-def follow_artist(ctx: ToolContext, args: AuthArtistArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    artist = _artist(ctx, args.artist_id)
-    if _mine(ctx, "artist_follows", user["user_id"], "artist_id", args.artist_id) is not None:
-        raise ToolFailed("You are already following this artist.")
-    _add(
-        ctx,
-        "artist_follows",
-        "artist_follow_id",
-        {"user_id": user["user_id"], "artist_id": args.artist_id, "followed_at": ctx.timestamp()},
-    )
-    _bump(artist, "follower_count", 1)
-    return {"message": "Artist followed."}
-
-
-def unfollow_artist(ctx: ToolContext, args: AuthArtistArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    follow = _mine(ctx, "artist_follows", user["user_id"], "artist_id", args.artist_id)
-    if follow is None:
-        raise ToolFailed("You are already not following this artist.")
-    _remove(ctx, "artist_follows", follow)
-    for artist in ctx.rows(APP, "artists"):
-        if artist.get("artist_id") == args.artist_id:
-            _bump(artist, "follower_count", -1)
-    return {"message": "Artist unfollowed."}
+    check_sort(args.sort_by, ("liked_at", "title"))
+    cat = Catalogue(ctx)
+    liked = _marked(ctx, user, "song_likes", cat.songs, cat.song)
+    return page(sort_rows(liked, args.sort_by), args.page_index, args.page_limit)
 
 
 def show_artist_following(ctx: ToolContext, args: AuthArtistArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     _artist(ctx, args.artist_id)
-    return {
-        "following": _mine(ctx, "artist_follows", user["user_id"], "artist_id", args.artist_id) is not None
-    }
+    return {"following": ctx.my(APP, "artist_follows", user, artist_id=args.artist_id) is not None}
 
 
 def show_following_artists(ctx: ToolContext, args: AuthPageArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    artists = _by_id(ctx, "artists", "artist_id")
-    follows = [
-        _artist_view(artists[f["artist_id"]]) | {"followed_at": f.get("followed_at")}
-        for f in _owned(ctx, "artist_follows", user["user_id"])
-        if f.get("artist_id") in artists
-    ]
+    follows = _marked(ctx, user, "artist_follows", _by_id(ctx, "artists", "artist_id"), _artist_view)
     return page(follows, args.page_index, args.page_limit)
-
-
-# ---------------------------------------------------------------- libraries and downloads
-
-
-def add_song_to_library(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    _song(ctx, args.song_id)
-    if _mine(ctx, "library_songs", user["user_id"], "song_id", args.song_id) is not None:
-        raise ToolFailed("The song is already in your library.")
-    _add(
-        ctx,
-        "library_songs",
-        "library_song_id",
-        {"user_id": user["user_id"], "song_id": args.song_id, "added_at": ctx.timestamp()},
-    )
-    return {"message": "Song added to library."}
-
-
-def remove_song_from_library(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    entry = _mine(ctx, "library_songs", user["user_id"], "song_id", args.song_id)
-    if entry is None:
-        raise ToolFailed("The song is not in your library.")
-    _remove(ctx, "library_songs", entry)
-    return {"message": "Song removed from library."}
 
 
 def show_song_library(ctx: ToolContext, args: AuthPageArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     cat = Catalogue(ctx)
-    entries = [
-        cat.song(cat.songs[e["song_id"]]) | {"added_at": e.get("added_at")}
-        for e in _owned(ctx, "library_songs", user["user_id"])
-        if e.get("song_id") in cat.songs
-    ]
-    return page(entries, args.page_index, args.page_limit)
-
-
-def add_album_to_library(ctx: ToolContext, args: AuthAlbumArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    _album(ctx, args.album_id)
-    if _mine(ctx, "library_albums", user["user_id"], "album_id", args.album_id) is not None:
-        raise ToolFailed("The album is already in your library.")
-    _add(
-        ctx,
-        "library_albums",
-        "library_album_id",
-        {"user_id": user["user_id"], "album_id": args.album_id, "added_at": ctx.timestamp()},
-    )
-    return {"message": "Album added to library."}
+    return page(_marked(ctx, user, "library_songs", cat.songs, cat.song), args.page_index, args.page_limit)
 
 
 def show_album_library(ctx: ToolContext, args: AuthPageArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     cat = Catalogue(ctx)
-    entries = [
-        cat.album(cat.albums[e["album_id"]]) | {"added_at": e.get("added_at")}
-        for e in _owned(ctx, "library_albums", user["user_id"])
-        if e.get("album_id") in cat.albums
-    ]
-    return page(entries, args.page_index, args.page_limit)
-
-
-def download_song(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    _song(ctx, args.song_id)
-    if _mine(ctx, "downloaded_songs", user["user_id"], "song_id", args.song_id) is not None:
-        raise ToolFailed("The song is already downloaded.")
-    _add(
-        ctx,
-        "downloaded_songs",
-        "downloaded_song_id",
-        {"user_id": user["user_id"], "song_id": args.song_id, "downloaded_at": ctx.timestamp()},
-    )
-    return {"message": "Song downloaded."}
-
-
-def remove_downloaded_song(ctx: ToolContext, args: AuthSongArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    entry = _mine(ctx, "downloaded_songs", user["user_id"], "song_id", args.song_id)
-    if entry is None:
-        raise ToolFailed("The song is not downloaded.")
-    _remove(ctx, "downloaded_songs", entry)
-    return {"message": "Song removed from downloads."}
+    return page(_marked(ctx, user, "library_albums", cat.albums, cat.album), args.page_index, args.page_limit)
 
 
 def show_downloaded_songs(ctx: ToolContext, args: DownloadedSongsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     cat = Catalogue(ctx)
-    entries = _keep(
-        (e for e in _owned(ctx, "downloaded_songs", user["user_id"]) if e.get("song_id") in cat.songs),
-        _date_range(
-            "downloaded_at",
-            args.min_downloaded_at,
-            args.max_downloaded_at,
-            "min_downloaded_at",
-            "max_downloaded_at",
-        ),
+    downloads = _keep(
+        _marked(ctx, user, "downloaded_songs", cat.songs, cat.song),
+        _date_range("downloaded_at", args.min_downloaded_at, args.max_downloaded_at),
     )
-    items = [
-        (
-            cat.song_text(cat.songs[e["song_id"]]),
-            cat.song(cat.songs[e["song_id"]]) | {"downloaded_at": e.get("downloaded_at")},
-        )
-        for e in entries
-    ]
-    return _retrieve(items, args, ("downloaded_at",), "-downloaded_at")
+    items = [(cat.song_text(cat.songs[d["song_id"]]), d) for d in downloads]
+    return retrieve(items, args, ("downloaded_at",), default_sort="-downloaded_at")
 
 
 # ---------------------------------------------------------------- playlists
@@ -890,17 +685,17 @@ def search_playlists(ctx: ToolContext, args: SearchPlaylistsArgs) -> list[JsonOb
     public = [p for p in rows if p.get("is_public")]
     found = _keep(
         own_private + public,
-        _range("like_count", args.min_like_count, args.max_like_count, 0, MAX_COUNT),
+        _range("like_count", args.min_like_count, args.max_like_count, 0, MAX_INT),
         _range("rating", args.min_rating, args.max_rating, 0, 5),
     )
     cat = Catalogue(ctx)
     items = [(str(p.get("title", "")), cat.playlist(p)) for p in found]
-    return _retrieve(items, args, ("like_count", "rating", "created_at"), "-like_count")
+    return retrieve(items, args, ("like_count", "rating", "created_at"), default_sort="-like_count")
 
 
 def show_playlist_library(ctx: ToolContext, args: PlaylistLibraryArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    mine = _owned(ctx, "playlists", user["user_id"])
+    mine = ctx.mine(APP, "playlists", user)
     if args.is_public is not None:
         mine = [p for p in mine if bool(p.get("is_public")) == args.is_public]
     cat = Catalogue(ctx)
@@ -916,12 +711,9 @@ def show_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
 
 def create_playlist(ctx: ToolContext, args: CreatePlaylistArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    if _mine(ctx, "playlists", user["user_id"], "title", args.title) is not None:
-        raise Conflict("Playlist with this title and user_id already exists.")
-    playlist = _add(
-        ctx,
+    playlist = ctx.insert(
+        APP,
         "playlists",
-        "playlist_id",
         {
             "title": args.title,
             "user_id": user["user_id"],
@@ -932,6 +724,7 @@ def create_playlist(ctx: ToolContext, args: CreatePlaylistArgs) -> JsonObject:
             "review_count": 0,
             "song_ids": [],
         },
+        unique=("Playlist", ("title", "user_id")),
     )
     return {"message": "Playlist created.", "playlist_id": playlist["playlist_id"]}
 
@@ -939,24 +732,21 @@ def create_playlist(ctx: ToolContext, args: CreatePlaylistArgs) -> JsonObject:
 def delete_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     playlist = _playlist(ctx, args.playlist_id)
-    _must_own(user, playlist, "playlist")
+    check_owner(user, playlist, "playlist")
     likes = ctx.rows(APP, "playlist_likes")
     likes[:] = [like for like in likes if like.get("playlist_id") != args.playlist_id]
-    _remove(ctx, "playlists", playlist)
+    ctx.remove(APP, "playlists", playlist)
     return {"message": "Playlist deleted."}
 
 
 def add_song_to_playlist(ctx: ToolContext, args: PlaylistSongArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     playlist = _playlist(ctx, args.playlist_id)
-    _must_own(user, playlist, "playlist")
+    check_owner(user, playlist, "playlist")
     song_ids = playlist.setdefault("song_ids", [])
     if args.song_id in song_ids:
         raise ToolFailed("The song is already in the playlist.")
-    if args.song_id not in _by_id(ctx, "songs", "song_id"):
-        raise ToolFailed(
-            f"The PlaylistSong object is linked to a non-existent object via song_id={args.song_id}."
-        )
+    ctx.linked(APP, "songs", args.song_id, "PlaylistSong", "song_id")
     song_ids.append(args.song_id)
     return {"message": "Song added to the playlist."}
 
@@ -964,7 +754,7 @@ def add_song_to_playlist(ctx: ToolContext, args: PlaylistSongArgs) -> JsonObject
 def remove_song_from_playlist(ctx: ToolContext, args: PlaylistSongArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     playlist = _playlist(ctx, args.playlist_id)
-    _must_own(user, playlist, "playlist")
+    check_owner(user, playlist, "playlist")
     song_ids = playlist.setdefault("song_ids", [])
     if args.song_id not in song_ids:
         raise ToolFailed("The song is not in the playlist.")
@@ -990,9 +780,7 @@ def _set_rating(song: Row, old: int | None, new: int | None) -> None:
 
 def show_song_reviews(ctx: ToolContext, args: SongReviewsArgs) -> list[JsonObject]:
     _song(ctx, args.song_id)
-    author: Any = None
-    if args.user_email is not None:
-        author = ctx.find_by(APP, "users", "email", args.user_email, "user")["user_id"]
+    author = None if args.user_email is None else ctx.user_by_email(APP, args.user_email)["user_id"]
     reviews = _keep(
         ctx.rows(APP, "song_reviews"),
         lambda r: r.get("song_id") == args.song_id,
@@ -1000,22 +788,15 @@ def show_song_reviews(ctx: ToolContext, args: SongReviewsArgs) -> list[JsonObjec
         _range("rating", args.min_rating, args.max_rating, 1, 5),
     )
     items = [(f"{r.get('title', '')} {r.get('text', '')}", _review_view(ctx, r)) for r in reviews]
-    return _retrieve(items, args, ("rating", "created_at"))
+    return retrieve(items, args, ("rating", "created_at"))
 
 
 def review_song(ctx: ToolContext, args: ReviewSongArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    songs = _by_id(ctx, "songs", "song_id")
-    if args.song_id not in songs:
-        raise ToolFailed(
-            f"The SongReview object is linked to a non-existent object via song_id={args.song_id}."
-        )
-    if _mine(ctx, "song_reviews", user["user_id"], "song_id", args.song_id) is not None:
-        raise Conflict("SongReview with this song_id and user_id already exists.")
-    review = _add(
-        ctx,
+    song = ctx.linked(APP, "songs", args.song_id, "SongReview", "song_id")
+    review = ctx.insert(
+        APP,
         "song_reviews",
-        "song_review_id",
         {
             "song_id": args.song_id,
             "user_id": user["user_id"],
@@ -1024,8 +805,9 @@ def review_song(ctx: ToolContext, args: ReviewSongArgs) -> JsonObject:
             "text": args.text,
             "created_at": ctx.timestamp(),
         },
+        unique=("SongReview", ("song_id", "user_id")),
     )
-    _set_rating(songs[args.song_id], None, args.rating)
+    _set_rating(song, None, args.rating)
     return {"message": "Added a new song review.", "song_review_id": review["song_review_id"]}
 
 
@@ -1035,17 +817,12 @@ def show_song_review(ctx: ToolContext, args: ReviewArgs) -> JsonObject:
 
 def update_song_review(ctx: ToolContext, args: UpdateReviewArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    review = ctx.find(APP, "song_reviews", args.review_id, "song review")
-    _must_own(user, review, "song review")
+    review = ctx.owned(APP, "song_reviews", args.review_id, "song review", user)
     if args.rating is not None:
-        song = _by_id(ctx, "songs", "song_id").get(review.get("song_id"))
+        song = ctx.get(APP, "songs", review.get("song_id"))
         if song is not None:
             _set_rating(song, int(review.get("rating") or 0), args.rating)
-        review["rating"] = args.rating
-    if args.title is not None:
-        review["title"] = args.title
-    if args.text is not None:
-        review["text"] = args.text
+    update_fields(review, args, "rating", "title", "text")
     return {"message": "Updated the song review."}
 
 
@@ -1066,7 +843,7 @@ def _player(ctx: ToolContext, user_id: Any, *, create: bool) -> Row:
         "is_looping": False,
         "played_seconds": 0,
     }
-    return _add(ctx, "music_players", "music_player_id", fresh) if create else fresh
+    return ctx.insert(APP, "music_players", fresh) if create else fresh
 
 
 def _cursor(player: Row) -> int:
@@ -1246,15 +1023,62 @@ TOOLS: tuple[EpisodeTool[Any], ...] = (
     app_tool(APP, "show_album", "Show one album and its songs.", AlbumArgs, show_album),
     app_tool(APP, "search_artists", "Search artists by name or genre.", SearchArtistsArgs, search_artists),
     app_tool(APP, "show_artist", "Show one artist.", ArtistArgs, show_artist),
-    app_tool(APP, "like_song", "Like a song.", AuthSongArgs, like_song),
-    app_tool(APP, "unlike_song", "Take back your like of a song.", AuthSongArgs, unlike_song),
-    app_tool(APP, "show_liked_songs", "List the songs you liked.", LikedSongsArgs, show_liked_songs),
-    app_tool(APP, "like_album", "Like an album.", AuthAlbumArgs, like_album),
-    app_tool(
-        APP, "like_playlist", "Like a playlist (yours or a public one).", AuthPlaylistArgs, like_playlist
+    _marking_tool(
+        "like_song",
+        "Like a song.",
+        AuthSongArgs,
+        "song_likes",
+        counter="like_count",
+        already="You have already liked this song in the past.",
+        done="Song liked.",
     ),
-    app_tool(APP, "follow_artist", "Follow an artist.", AuthArtistArgs, follow_artist),
-    app_tool(APP, "unfollow_artist", "Stop following an artist.", AuthArtistArgs, unfollow_artist),
+    _unmarking_tool(
+        "unlike_song",
+        "Take back your like of a song.",
+        AuthSongArgs,
+        "song_likes",
+        counter="like_count",
+        must_exist=True,
+        missing="You have not liked this song, so cannot unlike it.",
+        done="Song unliked.",
+    ),
+    app_tool(APP, "show_liked_songs", "List the songs you liked.", LikedSongsArgs, show_liked_songs),
+    _marking_tool(
+        "like_album",
+        "Like an album.",
+        AuthAlbumArgs,
+        "album_likes",
+        counter="like_count",
+        already="You have already liked this album in the past.",
+        done="Album liked.",
+    ),
+    _marking_tool(
+        "like_playlist",
+        "Like a playlist (yours or a public one).",
+        AuthPlaylistArgs,
+        "playlist_likes",
+        counter="like_count",
+        already="You have already liked this playlist in the past.",
+        done="Playlist liked.",
+    ),
+    _marking_tool(
+        "follow_artist",
+        "Follow an artist.",
+        AuthArtistArgs,
+        "artist_follows",
+        counter="follower_count",
+        already="You are already following this artist.",
+        done="Artist followed.",
+    ),
+    _unmarking_tool(
+        "unfollow_artist",
+        "Stop following an artist.",
+        AuthArtistArgs,
+        "artist_follows",
+        counter="follower_count",
+        missing="You are already not following this artist.",
+        done="Artist unfollowed.",
+    ),
     app_tool(
         APP,
         "show_artist_following",
@@ -1265,32 +1089,51 @@ TOOLS: tuple[EpisodeTool[Any], ...] = (
     app_tool(
         APP, "show_following_artists", "List the artists you follow.", AuthPageArgs, show_following_artists
     ),
-    app_tool(
-        APP, "add_song_to_library", "Save a song in your song library.", AuthSongArgs, add_song_to_library
+    _marking_tool(
+        "add_song_to_library",
+        "Save a song in your song library.",
+        AuthSongArgs,
+        "library_songs",
+        already="The song is already in your library.",
+        done="Song added to library.",
     ),
-    app_tool(
-        APP,
+    _unmarking_tool(
         "remove_song_from_library",
         "Take a song out of your song library.",
         AuthSongArgs,
-        remove_song_from_library,
+        "library_songs",
+        missing="The song is not in your library.",
+        done="Song removed from library.",
     ),
     app_tool(
         APP, "show_song_library", "List the songs of your song library.", AuthPageArgs, show_song_library
     ),
-    app_tool(
-        APP,
+    _marking_tool(
         "add_album_to_library",
         "Save an album in your album library.",
         AuthAlbumArgs,
-        add_album_to_library,
+        "library_albums",
+        already="The album is already in your library.",
+        done="Album added to library.",
     ),
     app_tool(
         APP, "show_album_library", "List the albums of your album library.", AuthPageArgs, show_album_library
     ),
-    app_tool(APP, "download_song", "Download a song.", AuthSongArgs, download_song),
-    app_tool(
-        APP, "remove_downloaded_song", "Delete a downloaded song.", AuthSongArgs, remove_downloaded_song
+    _marking_tool(
+        "download_song",
+        "Download a song.",
+        AuthSongArgs,
+        "downloaded_songs",
+        already="The song is already downloaded.",
+        done="Song downloaded.",
+    ),
+    _unmarking_tool(
+        "remove_downloaded_song",
+        "Delete a downloaded song.",
+        AuthSongArgs,
+        "downloaded_songs",
+        missing="The song is not downloaded.",
+        done="Song removed from downloads.",
     ),
     app_tool(
         APP,

@@ -46,32 +46,46 @@ from __future__ import annotations
 
 import difflib
 import posixpath
-import sys
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
+    MAX_DATE,
+    MAX_INT,
+    MIN_DATE,
     TIME_FORMAT,
     AuthArgs,
     AuthPageArgs,
+    EmailAddress,
     EpisodeTool,
-    PageArgs,
+    Row,
     ToolContext,
     ToolFailed,
-    ToolInvalid,
     ToolNotFound,
     app_tool,
+    check_owner,
+    check_sort,
+    check_unique,
+    date_bounds,
+    full_name,
     id_field,
+    in_dates,
     login_tool,
     logout_tool,
     optional_id_field,
     page,
-    person,
-    ranked,
+    page_index_field,
+    page_limit_field,
+    parse_date,
+    retrieve,
+    search_text,
+    search_users_tool,
+    sort_rows,
+    stored_time,
+    update_fields,
 )
 
 APP = "todoist"
@@ -80,30 +94,12 @@ Color = Literal["charcoal", "red", "blue", "green", "orange", "yellow"]
 Priority = Literal["high", "medium", "low"]
 DurationUnit = Literal["minutes", "hours", "days"]
 
-EMAIL = r"^[^@\s]+@[^@\s]+$"
-MIN_DUE = "1500-01-01"
-MAX_DUE = "3000-01-01"
 PRIORITY_RANK = {"high": 3, "medium": 2, "low": 1}
 TASK_SORT_FIELDS = ("order_index", "due_date", "priority")
 NOT_COLLABORATOR = "You are not a collaborator of this project and so are not authorized to access it."
 
 
-class Conflict(ToolFailed):
-    """A record that would repeat a unique name (AppWorld's database answers 409)."""
-
-    code = 409
-
-
 # ---------------------------------------------------------------- arguments
-
-
-def _page_limit(maximum: int) -> int:
-    result: int = Field(default=5, ge=1, le=maximum, description="The maximum number of results to return.")
-    return result
-
-
-class SearchUsersArgs(PageArgs):
-    query: str = Field(default="", description="Words to look for in names and emails.")
 
 
 class ProjectArgs(AuthArgs):
@@ -122,8 +118,8 @@ class ShowProjectsArgs(AuthArgs):
     color: Color | None = Field(default=None, description="Only projects of this color.")
     is_favorite: bool | None = Field(default=None, description="Only favorite (or non-favorite) projects.")
     is_archived: bool | None = Field(default=None, description="Only archived (or active) projects.")
-    page_index: int = Field(default=0, ge=0, description="The index of the page to return.")
-    page_limit: int = _page_limit(sys.maxsize)
+    page_index: int = page_index_field()
+    page_limit: int = page_limit_field(MAX_INT)
     sort_by: str | None = Field(default=None, description="+created_at or -created_at.")
 
 
@@ -171,29 +167,25 @@ class TaskArgs(AuthArgs):
 
 
 class AssignArgs(TaskArgs):
-    assignee_email: str | None = Field(
-        default=None, pattern=EMAIL, description="Email of the collaborator to assign; leave out to unassign."
+    assignee_email: EmailAddress | None = Field(
+        default=None, description="Email of the collaborator to assign; leave out to unassign."
     )
 
 
 class ShowTasksArgs(ProjectArgs):
     section_id: int | None = optional_id_field("Only tasks of this section (0: tasks without a section).")
-    assignee_email: str | None = Field(
-        default=None, pattern=EMAIL, description="Only tasks assigned to this user."
-    )
-    assigner_email: str | None = Field(
-        default=None, pattern=EMAIL, description="Only tasks assigned by this user."
-    )
+    assignee_email: EmailAddress | None = Field(default=None, description="Only tasks assigned to this user.")
+    assigner_email: EmailAddress | None = Field(default=None, description="Only tasks assigned by this user.")
     priority: Priority | None = Field(default=None, description="Only tasks of this priority.")
     is_completed: bool | None = Field(default=None, description="Only completed (or open) tasks.")
     due_today: bool = Field(default=False, description="Only tasks due today.")
     label_id: int | None = optional_id_field("Only tasks carrying a label of this label's name.")
     overdue: bool = Field(default=False, description="Only tasks due before today.")
     min_due_date: str = Field(
-        default=MIN_DUE, description="Only tasks due on or after this date (YYYY-MM-DD)."
+        default=MIN_DATE, description="Only tasks due on or after this date (YYYY-MM-DD)."
     )
     max_due_date: str = Field(
-        default=MAX_DUE, description="Only tasks due on or before this date (YYYY-MM-DD)."
+        default=MAX_DATE, description="Only tasks due on or before this date (YYYY-MM-DD)."
     )
     sort_by: str = Field(default="+order_index", description="+/- order_index, due_date or priority.")
 
@@ -244,8 +236,8 @@ class SearchLabelsArgs(AuthArgs):
     task_attached: bool = Field(
         default=True, description="With task_id: the task's labels (true) or your labels not on it (false)."
     )
-    page_index: int = Field(default=0, ge=0, description="The index of the page to return.")
-    page_limit: int = _page_limit(sys.maxsize)
+    page_index: int = page_index_field()
+    page_limit: int = page_limit_field(MAX_INT)
 
 
 class LabelArgs(AuthArgs):
@@ -292,22 +284,6 @@ class MarkNotificationArgs(AuthArgs):
 # ---------------------------------------------------------------- helpers
 
 
-def _user_row(ctx: ToolContext, user_id: Any) -> dict[str, Any] | None:
-    for row in ctx.rows(APP, "users"):
-        if row.get("user_id") == user_id:
-            return row
-    return None
-
-
-def _who(ctx: ToolContext, user_id: Any) -> JsonObject:
-    row = _user_row(ctx, user_id)
-    return person(row) if row is not None else {"name": None, "email": None}
-
-
-def _name(user: dict[str, Any]) -> str:
-    return str(person(user)["name"])
-
-
 def _members(project: dict[str, Any]) -> list[int]:
     """The project's collaborators' user ids, its owner first."""
     owner = project.get("user_id")
@@ -320,34 +296,40 @@ def _check_member(user: dict[str, Any], project: dict[str, Any]) -> None:
         raise ToolFailed(NOT_COLLABORATOR)
 
 
-def _check_owner(user: dict[str, Any], record: dict[str, Any], what: str) -> None:
-    if record.get("user_id") != user["user_id"]:
-        raise ToolFailed(f"The given {what} does not belong to you, so you cannot access it.")
-
-
 def _project(ctx: ToolContext, user: dict[str, Any], project_id: int) -> dict[str, Any]:
     """Project ``project_id`` (0: the user's Inbox, made when missing), the caller a collaborator."""
     if project_id != 0:
         project = ctx.find(APP, "projects", project_id, "project")
         _check_member(user, project)
         return project
-    for project in ctx.rows(APP, "projects"):
-        if project.get("is_inbox") and project.get("user_id") == user["user_id"]:
-            return project
-    inbox = {
-        "project_id": ctx.new_id(APP, "projects"),
+    inbox = ctx.my(APP, "projects", user, is_inbox=True)
+    return inbox if inbox is not None else _new_project(ctx, user, "Inbox", is_inbox=True)
+
+
+def _new_project(
+    ctx: ToolContext,
+    user: Row,
+    name: str,
+    color: str = "charcoal",
+    description: str = "",
+    *,
+    is_inbox: bool = False,
+    is_favorite: bool = False,
+) -> Row:
+    """A project of ``user`` (its only collaborator); a name is unique among the user's projects
+    (the Inbox is made without that check)."""
+    project = {
         "user_id": user["user_id"],
-        "name": "Inbox",
-        "color": "charcoal",
-        "description": "",
-        "is_inbox": True,
-        "is_favorite": False,
+        "name": name,
+        "color": color,
+        "description": description,
+        "is_inbox": is_inbox,
+        "is_favorite": is_favorite,
         "is_archived": False,
         "collaborator_ids": [user["user_id"]],
         "created_at": ctx.timestamp(),
     }
-    ctx.rows(APP, "projects").append(inbox)
-    return inbox
+    return ctx.insert(APP, "projects", project, unique=None if is_inbox else ("Project", ("user_id", "name")))
 
 
 def _task(ctx: ToolContext, user: dict[str, Any], task_id: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -363,11 +345,12 @@ def _send(
 ) -> None:
     """A notification for each of ``user_ids`` that is a user of the app."""
     for user_id in user_ids:
-        if _user_row(ctx, user_id) is None:
+        if ctx.user_by_id(APP, user_id) is None:
             continue
-        ctx.rows(APP, "notifications").append(
+        ctx.insert(
+            APP,
+            "notifications",
             {
-                "notification_id": ctx.new_id(APP, "notifications"),
                 "user_id": user_id,
                 "type": kind,
                 "title": title,
@@ -375,7 +358,7 @@ def _send(
                 "read": False,
                 "data": dict(data),
                 "created_at": ctx.timestamp(),
-            }
+            },
         )
 
 
@@ -403,7 +386,7 @@ def _project_changed(ctx: ToolContext, project: dict[str, Any], user: dict[str, 
         user,
         kind="project_updated",
         title="Project updated.",
-        message=f"{_name(user)} has updated the '{project['name']}' project",
+        message=f"{full_name(user)} has updated the '{project['name']}' project",
         data={"project_id": project["project_id"]},
     )
 
@@ -420,7 +403,7 @@ def _task_event(
         user,
         kind=f"task_{event}",
         title=f"A task is {event}." if event != "added" else "A new task is added.",
-        message=f"{_name(user)} has {event} {what} {where} the '{project['name']}' project.",
+        message=f"{full_name(user)} has {event} {what} {where} the '{project['name']}' project.",
         data={"project_id": project["project_id"], "task_id": task["task_id"]},
     )
 
@@ -439,7 +422,7 @@ def _comment_event(
         user,
         kind=f"task_comment_{event}",
         title="A new task comment is posted." if event == "added" else f"A task comment is {event}.",
-        message=f"{_name(user)} has {verb} a comment on a task in the '{project['name']}' project.",
+        message=f"{full_name(user)} has {verb} a comment on a task in the '{project['name']}' project.",
         data={
             "project_id": project["project_id"],
             "task_id": comment["task_id"],
@@ -461,38 +444,8 @@ def _place(siblings: Iterable[dict[str, Any]], item: dict[str, Any], order_index
         row["order_index"] = index
 
 
-def _parse_date(value: str, name: str, *, end_of_day: bool = False) -> datetime:
-    """A date argument, ``YYYY-MM-DD`` (or ``YYYY-MM-DDTHH:MM:SS``); AppWorld's 422 otherwise."""
-    try:
-        parsed = datetime.strptime(value, "%Y-%m-%d")
-    except ValueError:
-        try:
-            return datetime.strptime(value, TIME_FORMAT)
-        except ValueError:
-            raise ToolInvalid(f"Invalid {name} format. Use YYYY-MM-DD.") from None
-    return parsed.replace(hour=23, minute=59, second=59) if end_of_day else parsed
-
-
 def _due(value: str | None) -> str | None:
-    return None if value is None else _parse_date(value, "due_date").strftime(TIME_FORMAT)
-
-
-def _stored_date(value: Any) -> datetime | None:
-    """A stored due date (seeds may write ``YYYY-MM-DD``), or None."""
-    if not isinstance(value, str):
-        return None
-    for fmt in (TIME_FORMAT, "%Y-%m-%d", "%Y-%m-%d %H:%M"):
-        try:
-            return datetime.strptime(value, fmt)
-        except ValueError:
-            continue
-    return None
-
-
-def _unique(rows: Iterable[dict[str, Any]], model: str, fields: dict[str, Any], but: Any = None) -> None:
-    for row in rows:
-        if row is not but and all(row.get(k) == v for k, v in fields.items()):
-            raise Conflict(f"{model} with this {' and '.join(fields)} already exists.")
+    return None if value is None else parse_date(value, "due_date").strftime(TIME_FORMAT)
 
 
 def _drop_tasks(ctx: ToolContext, task_ids: set[Any]) -> None:
@@ -507,29 +460,10 @@ def _sort_key(row: dict[str, Any], name: str) -> Any:
     descending)."""
     value = row.get(name)
     if name == "due_date":
-        return _stored_date(value)
+        return stored_time(value)
     if name == "priority":
         return PRIORITY_RANK.get(str(value)) if value is not None else None
     return value
-
-
-def _sort(rows: list[dict[str, Any]], sort_by: str) -> list[dict[str, Any]]:
-    """``+field``/``-field`` order (stable), records without a value last either way."""
-    name, reverse = sort_by[1:], sort_by.startswith("-")
-    present = [r for r in rows if _sort_key(r, name) is not None]
-    absent = [r for r in rows if _sort_key(r, name) is None]
-    return sorted(present, key=lambda r: _sort_key(r, name), reverse=reverse) + absent
-
-
-def _check_sort_by(sort_by: str | None, fields: tuple[str, ...]) -> None:
-    if not sort_by:
-        return
-    if sort_by[0] not in "+-":
-        raise ToolFailed("The sort_by parameter must start with + or -.")
-    if sort_by[1:] not in fields:
-        raise ToolFailed(
-            f"If sort_by is passed, it must be one of {', '.join(fields)} and must be prefixed with + or -."
-        )
 
 
 # ---------------------------------------------------------------- views
@@ -583,7 +517,7 @@ def _task_view(ctx: ToolContext, task: dict[str, Any]) -> JsonObject:
         "created_at": task.get("created_at"),
         "task_id": task["task_id"],
         "labels": _task_labels(ctx, task),
-        "creator": _who(ctx, task.get("user_id")),
+        "creator": ctx.person_of(APP, task.get("user_id")),
         "num_sub_tasks": _num_sub_tasks(ctx, task["task_id"]),
     }
 
@@ -647,10 +581,10 @@ def _project_view(ctx: ToolContext, project: dict[str, Any]) -> JsonObject:
         "is_archived": bool(project.get("is_archived", False)),
         "created_at": project.get("created_at"),
         "project_id": project["project_id"],
-        "creator": _who(ctx, project.get("user_id")),
+        "creator": ctx.person_of(APP, project.get("user_id")),
         "num_tasks": len(tasks),
         "sections": sections,
-        "collaborators": [_who(ctx, i) for i in members],
+        "collaborators": [ctx.person_of(APP, i) for i in members],
         "pending_invites": [],
         "is_shared": len(members) > 1,
     }
@@ -661,7 +595,7 @@ def _label_view(ctx: ToolContext, label: dict[str, Any]) -> JsonObject:
         "name": label.get("name"),
         "color": label.get("color", "charcoal"),
         "label_id": label["label_id"],
-        "creator": _who(ctx, label.get("user_id")),
+        "creator": ctx.person_of(APP, label.get("user_id")),
     }
 
 
@@ -671,7 +605,7 @@ def _comment_view(ctx: ToolContext, comment: dict[str, Any]) -> JsonObject:
         "content": comment.get("content"),
         "created_at": comment.get("created_at"),
         "task_comment_id": comment["task_comment_id"],
-        "user": _who(ctx, comment.get("user_id")),
+        "user": ctx.person_of(APP, comment.get("user_id")),
         "attachment_file_names": list(comment.get("attachment_file_names") or []),
     }
 
@@ -691,42 +625,13 @@ def _notification_view(notification: dict[str, Any]) -> JsonObject:
 # ---------------------------------------------------------------- users
 
 
-def search_users(ctx: ToolContext, args: SearchUsersArgs) -> list[JsonObject]:
-    found = ranked(ctx.rows(APP, "users"), args.query, "first_name", "last_name", "email")
-    return [
-        {
-            "first_name": u.get("first_name"),
-            "last_name": u.get("last_name"),
-            "email": u.get("email"),
-            "registered_at": u.get("registered_at"),
-        }
-        for u in page(found, args.page_index, args.page_limit)
-    ]
-
-
 # ---------------------------------------------------------------- projects
 
 
 def create_project(ctx: ToolContext, args: CreateProjectArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    projects = ctx.rows(APP, "projects")
-    _unique(projects, "Project", {"user_id": user["user_id"], "name": args.name})
-    project_id = ctx.new_id(APP, "projects")
-    projects.append(
-        {
-            "project_id": project_id,
-            "user_id": user["user_id"],
-            "name": args.name,
-            "color": args.color,
-            "description": args.description,
-            "is_inbox": False,
-            "is_favorite": args.is_favorite,
-            "is_archived": False,
-            "collaborator_ids": [user["user_id"]],
-            "created_at": ctx.timestamp(),
-        }
-    )
-    return {"message": "Project created.", "project_id": project_id}
+    project = _new_project(ctx, user, args.name, args.color, args.description, is_favorite=args.is_favorite)
+    return {"message": "Project created.", "project_id": project["project_id"]}
 
 
 def show_project(ctx: ToolContext, args: ProjectArgs) -> JsonObject:
@@ -745,24 +650,11 @@ def show_projects(ctx: ToolContext, args: ShowProjectsArgs) -> list[JsonObject]:
         and (args.color is None or p.get("color", "charcoal") == args.color)
     ]
     views = [_project_view(ctx, p) for p in rows]
-    for view in views:
-        people = view["collaborators"]
-        view["_text"] = " ".join(
-            [str(view["name"]), str(view["description"])] + [str(v) for c in people for v in c.values()]
-        )
-    if args.query.strip():
-        views = page(ranked(views, args.query, "_text"), args.page_index, args.page_limit)
-        if args.sort_by:
-            _check_sort_by(args.sort_by, ("created_at",))
-            views = _sort(views, args.sort_by)
-    else:
-        sort_by = args.sort_by or "-created_at"
-        _check_sort_by(sort_by, ("created_at",))
-        views = sorted(views, key=lambda v: v["project_id"], reverse=sort_by.startswith("-"))
-        views = page(_sort(views, sort_by), args.page_index, args.page_limit)
-    for view in views:
-        view.pop("_text")
-    return views
+    items = [
+        (search_text(v["name"], v["description"], *(x for c in v["collaborators"] for x in c.values())), v)
+        for v in views
+    ]
+    return retrieve(items, args, ("created_at",), default_sort="-created_at", then_by="project_id")
 
 
 def update_project(ctx: ToolContext, args: UpdateProjectArgs) -> JsonObject:
@@ -771,17 +663,14 @@ def update_project(ctx: ToolContext, args: UpdateProjectArgs) -> JsonObject:
     if args.name is not None:
         if project.get("is_inbox") and args.name != "Inbox":
             raise ToolFailed("The name of the Inbox project cannot be changed.")
-        _unique(
+        check_unique(
             ctx.rows(APP, "projects"),
             "Project",
             {"user_id": project["user_id"], "name": args.name},
             but=project,
         )
         project["name"] = args.name
-    for field in ("color", "description", "is_favorite", "is_archived"):
-        value = getattr(args, field)
-        if value is not None:
-            project[field] = value
+    update_fields(project, args, "color", "description", "is_favorite", "is_archived")
     _project_changed(ctx, project, user)
     return {"message": "Project information updated."}
 
@@ -798,7 +687,7 @@ def delete_project(ctx: ToolContext, args: ProjectArgs) -> JsonObject:
         user,
         kind="project_deleted",
         title="Project deleted.",
-        message=f"{_name(user)} has deleted the '{project['name']}' project.",
+        message=f"{full_name(user)} has deleted the '{project['name']}' project.",
         data={"project_id": project_id},
     )
     _drop_tasks(ctx, {t["task_id"] for t in _tasks_of(ctx, project_id)})
@@ -815,15 +704,13 @@ def create_section(ctx: ToolContext, args: CreateSectionArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     project = _project(ctx, user, args.project_id)
     siblings = _sections_of(ctx, project["project_id"])
-    _unique(siblings, "Section", {"project_id": project["project_id"], "name": args.name})
     section = {
-        "section_id": ctx.new_id(APP, "sections"),
         "project_id": project["project_id"],
         "name": args.name,
         "order_index": 0,
         "created_at": ctx.timestamp(),
     }
-    ctx.rows(APP, "sections").append(section)
+    section = ctx.insert(APP, "sections", section, unique=("Section", ("project_id", "name")))
     _place(siblings, section, args.order_index)
     _project_changed(ctx, project, user)
     return {"message": "Project section created.", "section_id": section["section_id"]}
@@ -849,7 +736,9 @@ def update_section(ctx: ToolContext, args: UpdateSectionArgs) -> JsonObject:
     section, project = _section(ctx, user, args.section_id)
     if args.name is not None:
         siblings = _sections_of(ctx, project["project_id"])
-        _unique(siblings, "Section", {"project_id": project["project_id"], "name": args.name}, but=section)
+        check_unique(
+            siblings, "Section", {"project_id": project["project_id"], "name": args.name}, but=section
+        )
         section["name"] = args.name
     if args.order_index is not None:
         _place(_sections_of(ctx, project["project_id"]), section, args.order_index)
@@ -884,25 +773,27 @@ def create_task(ctx: ToolContext, args: CreateTaskArgs) -> JsonObject:
         if section.get("project_id") != project["project_id"]:
             raise ToolFailed("The section does not belong to the project.")
     siblings = _task_siblings(ctx, project["project_id"], args.section_id)
-    task = {
-        "task_id": ctx.new_id(APP, "tasks"),
-        "project_id": project["project_id"],
-        "section_id": args.section_id,
-        "user_id": user["user_id"],
-        "title": args.title,
-        "description": args.description,
-        "due_date": due_date,
-        "priority": args.priority,
-        "is_completed": False,
-        "duration": None if args.duration is None else round(args.duration, 2),
-        "duration_unit": args.duration_unit,
-        "order_index": 0,
-        "assignee_id": None,
-        "assigner_id": None,
-        "label_ids": [],
-        "created_at": ctx.timestamp(),
-    }
-    ctx.rows(APP, "tasks").append(task)
+    task = ctx.insert(
+        APP,
+        "tasks",
+        {
+            "project_id": project["project_id"],
+            "section_id": args.section_id,
+            "user_id": user["user_id"],
+            "title": args.title,
+            "description": args.description,
+            "due_date": due_date,
+            "priority": args.priority,
+            "is_completed": False,
+            "duration": None if args.duration is None else round(args.duration, 2),
+            "duration_unit": args.duration_unit,
+            "order_index": 0,
+            "assignee_id": None,
+            "assigner_id": None,
+            "label_ids": [],
+            "created_at": ctx.timestamp(),
+        },
+    )
     _place(siblings, task, args.order_index)
     _task_event(ctx, project, task, user, "added")
     return {"message": "Task created.", "task_id": task["task_id"]}
@@ -926,7 +817,7 @@ def assign_or_unassign_task(ctx: ToolContext, args: AssignArgs) -> JsonObject:
         [assignee["user_id"]],
         kind="task_assigned",
         title="You are assigned a task.",
-        message=f"{_name(user)} has assigned you a task in the '{project['name']}' project.",
+        message=f"{full_name(user)} has assigned you a task in the '{project['name']}' project.",
         data={
             "project_id": project["project_id"],
             "task_id": task["task_id"],
@@ -938,9 +829,9 @@ def assign_or_unassign_task(ctx: ToolContext, args: AssignArgs) -> JsonObject:
 
 def show_tasks(ctx: ToolContext, args: ShowTasksArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    _check_sort_by(args.sort_by, TASK_SORT_FIELDS)
+    check_sort(args.sort_by, TASK_SORT_FIELDS)
     project = _project(ctx, user, args.project_id)
-    ranged = args.min_due_date != MIN_DUE or args.max_due_date != MAX_DUE
+    ranged = args.min_due_date != MIN_DATE or args.max_due_date != MAX_DATE
     if args.due_today and args.overdue:
         raise ToolFailed("You cannot set both today and overdue to true.")
     if args.due_today and ranged:
@@ -960,19 +851,18 @@ def show_tasks(ctx: ToolContext, args: ShowTasksArgs) -> JsonObject:
     if args.is_completed is not None:
         tasks = [t for t in tasks if bool(t.get("is_completed", False)) == args.is_completed]
     today = ctx.timestamp()[:10]
-    due = {id(t): _stored_date(t.get("due_date")) for t in tasks}
+    due = {id(t): stored_time(t.get("due_date")) for t in tasks}
     if args.due_today:
         tasks = [t for t in tasks if (d := due[id(t)]) is not None and d.strftime("%Y-%m-%d") == today]
     if args.overdue:
         tasks = [t for t in tasks if (d := due[id(t)]) is not None and d.strftime("%Y-%m-%d") < today]
     if ranged:
-        low = _parse_date(args.min_due_date, "min_due_date")
-        high = _parse_date(args.max_due_date, "max_due_date", end_of_day=True)
-        tasks = [t for t in tasks if (d := due[id(t)]) is not None and low <= d <= high]
+        bounds = date_bounds(args.min_due_date, args.max_due_date, "min_due_date", "max_due_date")
+        tasks = [t for t in tasks if in_dates(t.get("due_date"), bounds)]
     if args.label_id is not None:
         label = ctx.find(APP, "labels", args.label_id, "label")
         tasks = [t for t in tasks if label.get("name") in [lab["name"] for lab in _task_labels(ctx, t)]]
-    ordered = _sort(tasks, args.sort_by)
+    ordered = sort_rows(tasks, args.sort_by, key=_sort_key)
     sections: list[JsonObject] = []
     for section in _sections_of(ctx, project["project_id"]):
         inside = [_task_short(ctx, t) for t in ordered if t.get("section_id") == section["section_id"]]
@@ -995,10 +885,7 @@ def update_task(ctx: ToolContext, args: UpdateTaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, project = _task(ctx, user, args.task_id)
     due_date = _due(args.due_date)
-    for field in ("title", "description", "duration_unit", "priority", "is_completed"):
-        value = getattr(args, field)
-        if value is not None:
-            task[field] = value
+    update_fields(task, args, "title", "description", "duration_unit", "priority", "is_completed")
     if due_date is not None:
         task["due_date"] = due_date
     if args.duration is not None:
@@ -1029,20 +916,22 @@ def create_sub_task(ctx: ToolContext, args: CreateSubTaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, _ = _task(ctx, user, args.task_id)
     siblings = _sub_tasks_of(ctx, task["task_id"])
-    sub_task = {
-        "sub_task_id": ctx.new_id(APP, "sub_tasks"),
-        "task_id": task["task_id"],
-        "title": args.title,
-        "description": args.description,
-        "due_date": _due(args.due_date),
-        "priority": args.priority,
-        "is_completed": False,
-        "duration": None,
-        "duration_unit": None,
-        "order_index": 0,
-        "created_at": ctx.timestamp(),
-    }
-    ctx.rows(APP, "sub_tasks").append(sub_task)
+    sub_task = ctx.insert(
+        APP,
+        "sub_tasks",
+        {
+            "task_id": task["task_id"],
+            "title": args.title,
+            "description": args.description,
+            "due_date": _due(args.due_date),
+            "priority": args.priority,
+            "is_completed": False,
+            "duration": None,
+            "duration_unit": None,
+            "order_index": 0,
+            "created_at": ctx.timestamp(),
+        },
+    )
     _place(siblings, sub_task, args.order_index)
     return {"message": "Subtask created.", "sub_task_id": sub_task["sub_task_id"]}
 
@@ -1063,10 +952,7 @@ def update_sub_task(ctx: ToolContext, args: UpdateSubTaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     sub_task = _sub_task(ctx, user, args.sub_task_id)
     due_date = _due(args.due_date)
-    for field in ("title", "description", "priority", "is_completed"):
-        value = getattr(args, field)
-        if value is not None:
-            sub_task[field] = value
+    update_fields(sub_task, args, "title", "description", "priority", "is_completed")
     if due_date is not None:
         sub_task["due_date"] = due_date
     if args.order_index is not None:
@@ -1086,11 +972,9 @@ def delete_sub_task(ctx: ToolContext, args: SubTaskArgs) -> JsonObject:
 
 def create_label(ctx: ToolContext, args: CreateLabelArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    labels = ctx.rows(APP, "labels")
-    _unique(labels, "Label", {"user_id": user["user_id"], "name": args.name})
-    label_id = ctx.new_id(APP, "labels")
-    labels.append({"label_id": label_id, "user_id": user["user_id"], "name": args.name, "color": args.color})
-    return {"message": "Label created.", "label_id": label_id}
+    label = {"user_id": user["user_id"], "name": args.name, "color": args.color}
+    label = ctx.insert(APP, "labels", label, unique=("Label", ("user_id", "name")))
+    return {"message": "Label created.", "label_id": label["label_id"]}
 
 
 def _similarity(query: str, name: Any) -> float:
@@ -1120,7 +1004,7 @@ def search_labels(ctx: ToolContext, args: SearchLabelsArgs) -> list[JsonObject]:
 def delete_label(ctx: ToolContext, args: LabelArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     label = ctx.find(APP, "labels", args.label_id, "label")
-    _check_owner(user, label, "label")
+    check_owner(user, label, "label")
     for task in ctx.rows(APP, "tasks"):
         if label["label_id"] in (task.get("label_ids") or []):
             task["label_ids"] = [i for i in task["label_ids"] if i != label["label_id"]]
@@ -1177,15 +1061,17 @@ def post_task_comment(ctx: ToolContext, args: PostCommentArgs) -> JsonObject:
     if not args.content:
         raise ToolFailed("Comment content cannot be empty.")
     names = _attachment_names(ctx, list(args.attachment_file_paths or []))
-    comment = {
-        "task_comment_id": ctx.new_id(APP, "task_comments"),
-        "task_id": task["task_id"],
-        "user_id": user["user_id"],
-        "content": args.content,
-        "attachment_file_names": names,
-        "created_at": ctx.timestamp(),
-    }
-    ctx.rows(APP, "task_comments").append(comment)
+    comment = ctx.insert(
+        APP,
+        "task_comments",
+        {
+            "task_id": task["task_id"],
+            "user_id": user["user_id"],
+            "content": args.content,
+            "attachment_file_names": names,
+            "created_at": ctx.timestamp(),
+        },
+    )
     _comment_event(ctx, project, comment, user, "added")
     return {"message": "Comment posted on the task.", "task_comment_id": comment["task_comment_id"]}
 
@@ -1209,7 +1095,7 @@ def _own_comment(
     ctx: ToolContext, user: dict[str, Any], comment_id: int
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     comment = ctx.find(APP, "task_comments", comment_id, "task comment")
-    _check_owner(user, comment, "task comment")
+    check_owner(user, comment, "task comment")
     _, project = _task(ctx, user, comment.get("task_id"))
     return comment, project
 
@@ -1260,7 +1146,7 @@ def show_notifications_count(ctx: ToolContext, args: CountNotificationsArgs) -> 
 def mark_notification(ctx: ToolContext, args: MarkNotificationArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     notification = ctx.find(APP, "notifications", args.notification_id, "notification")
-    _check_owner(user, notification, "notification")
+    check_owner(user, notification, "notification")
     notification["read"] = args.read
     return {"message": f"Marked notification as {'read' if args.read else 'unread'}."}
 
@@ -1279,7 +1165,7 @@ def delete_notifications(ctx: ToolContext, args: AuthArgs) -> JsonObject:
 TOOLS: tuple[EpisodeTool[Any], ...] = (
     login_tool(APP),
     logout_tool(APP),
-    app_tool(APP, "search_users", "Find todoist users by name or email.", SearchUsersArgs, search_users),
+    search_users_tool(APP, "Find todoist users by name or email."),
     app_tool(APP, "create_project", "Create a project of yours.", CreateProjectArgs, create_project),
     app_tool(
         APP,

@@ -17,6 +17,10 @@ It sees only the user's words, its memory of the user, the workspace and the app
 
 Environment triggers: the payload is read as part of the request (a heartbeat's due items and a
 webhook's event fields become the words the policy acts on).
+
+App logins: the user's words (a login given in any turn), the workspace files read and the
+remembered logins (``actions.Accounts``) give the logins; the policy reads everything else with the
+passwords left out (``memory.redact``), so no password reaches a file, a message or a reply.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from messages.episodes import AssistantReply, ToolRecord, TurnRecord, UserTurn
 from world.aura import budget_for_gap
 from world.aura._intent import DEFAULT_MAX_STEPS
 from world.episodes.assistant._text import clip, key_terms, overlap, paths_in, sentences, slug
-from world.episodes.assistant.actions import ACTIONS, ActionInput, content_of, first_with
+from world.episodes.assistant.actions import ACTIONS, Accounts, ActionInput, content_of, first_with
 from world.episodes.assistant.intent import (
     HINT_FILE,
     HINT_PATTERN,
@@ -44,7 +48,13 @@ from world.episodes.assistant.intent import (
     request_object,
     request_sentences,
 )
-from world.episodes.assistant.memory import AssistantMemory, relevant_notes, strip_lead_in
+from world.episodes.assistant.memory import (
+    AssistantMemory,
+    mentions_login,
+    redact,
+    relevant_notes,
+    strip_lead_in,
+)
 from world.episodes.assistant.ports import ToolPort, response, tool_names
 
 WRITE_TOOL = "write_file"
@@ -53,7 +63,11 @@ MAX_HINTS = 8
 MAX_SOURCE_LINES = 15
 DONE_TOOLS: dict[str, tuple[str, ...]] = {
     "purchase": ("mcp_appworld_amazon__place_order",),
-    "email": ("mcp_appworld_gmail__send_email", "mcp_appworld_gmail__reply_to_email"),
+    "email": (
+        "mcp_appworld_gmail__send_email",
+        "mcp_appworld_gmail__send_email_from_draft",
+        "mcp_appworld_gmail__reply_to_email",
+    ),
     "text": ("mcp_appworld_phone__send_text_message",),
     "note": ("mcp_appworld_simple_note__create_note",),
     "expense": ("mcp_appworld_splitwise__record_expense",),
@@ -115,20 +129,48 @@ class Situation:
 
 
 def situation(turn: UserTurn, transcript: Sequence[TurnRecord]) -> Situation:
+    """The session as the policy reads it: the user's words with any password they gave left out
+    (``memory.redact``; a turn that only gave a login adds no requirement)."""
     users = [r for r in transcript if r.role == "user"]
     first = turn.kind in _FIRST_KINDS or not users
     if first:
-        request = turn.text
+        request = redact(turn.text)
         if turn.trigger is not None and turn.trigger.payload:
-            request = "\n".join([turn.text, *describe_payload(turn.trigger.payload)])
+            request = "\n".join([request, *describe_payload(turn.trigger.payload)])
         requirements: tuple[str, ...] = ()
     else:
-        request = users[0].text
-        requirements = tuple(strip_lead_in(t) for t in (*(r.text for r in users[1:]), turn.text))
+        request = redact(users[0].text)
+        added = (redact(t) for t in (*(r.text for r in users[1:]), turn.text))
+        requirements = tuple(strip_lead_in(t) for t in added if t.strip())
     records = tuple(t for r in transcript if r.role == "assistant" for t in r.tool_records)
     spoken = [r for r in ([] if first else users) if r.kind != "trigger"]
-    said = tuple([*(r.text for r in spoken), *([turn.text] if turn.kind != "trigger" else [])])
+    said = tuple(
+        redact(t) for t in [*(r.text for r in spoken), *([turn.text] if turn.kind != "trigger" else [])]
+    )
     return Situation(request, requirements, first, records, said)
+
+
+def user_words(turn: UserTurn, transcript: Sequence[TurnRecord]) -> list[str]:
+    """What the user said in the session, oldest first, as they said it (logins included)."""
+    said = [r.text for r in transcript if r.role == "user" and r.kind != "trigger"]
+    return [*said, *([turn.text] if turn.kind != "trigger" else [])]
+
+
+def text_content(found: Any) -> str | None:
+    """The text of a ``read_file`` response (None for a binary file, sent as base64)."""
+    if isinstance(found, Mapping) and isinstance(found.get("content"), str) and found.get("encoding") is None:
+        return str(found["content"])
+    return None
+
+
+def files_read(records: Sequence[ToolRecord]) -> dict[str, str]:
+    """Path -> text of the workspace files that ``records`` read."""
+    out: dict[str, str] = {}
+    for record in records:
+        content = text_content(response(record)) if record.tool_name == READ_TOOL else None
+        if content is not None:
+            out[str(record.call.get("path", ""))] = content
+    return out
 
 
 def session_asks(seen: Situation) -> dict[str, str]:
@@ -193,11 +235,12 @@ def hint_lines(records: Sequence[ToolRecord], request: str) -> list[str]:
                     ),
                     "",
                 )
+                if mentions_login(text):
+                    continue  # a login is no requirement (and stays out of what is written)
                 if text.strip() and (HINT_FILE.search(str(hit["path"])) or overlap(terms, text)):
                     out.setdefault(clip(_BULLET.sub("", text).strip(), 200), None)
         elif record.tool_name == READ_TOOL and HINT_FILE.search(str(record.call.get("path", ""))):
-            content = found.get("content") if isinstance(found, dict) else None
-            for raw in str(content or "").splitlines():
+            for raw in redact(text_content(found) or "").splitlines():
                 line = _BULLET.sub("", raw).strip()
                 if len(key_terms(line)) >= 2 and re.search(
                     HINT_PATTERN + "|prefer|use|name|format", line, re.I
@@ -290,10 +333,11 @@ class OfflineAssistant:
             if READ_TOOL not in names:
                 break
             found = response(work.call(tools, READ_TOOL, {"path": path}))
-            if isinstance(found, dict) and isinstance(found.get("content"), str):
-                sources[path] = found["content"]
-            else:
-                outputs.append(path)
+            content = text_content(found)
+            if content is not None:
+                sources[path] = content
+            elif found is None:
+                outputs.append(path)  # a binary file that exists is neither a source nor an output
         if seen.first and not sources and not outputs and "document" in deliverable_kinds(seen.request):
             sources.update(self._read_named(tools, names, seen.request, work, skip=sources))
 
@@ -323,11 +367,27 @@ class OfflineAssistant:
         applied = [n.text for n in notes]
         body = _body(seen, applied, hints)
         commit = not questions
+        accounts: Accounts | None = None
         for kind in kinds:
             action = ACTIONS.get(kind)
             if action is None or any(t in done for t in DONE_TOOLS.get(kind, ())):
                 continue
-            act = ActionInput(request=seen.combined, body=body, names=names, port=tools, ask=asks[kind])
+            if accounts is None:
+                accounts = Accounts.gather(
+                    said=user_words(turn, transcript),
+                    files=files_read([*seen.earlier_records, *work.records]),
+                    notes=memory.notes,
+                    records=seen.earlier_records,
+                )
+            act = ActionInput(
+                request=seen.combined,
+                body=body,
+                names=names,
+                port=tools,
+                ask=asks[kind],
+                accounts=accounts,
+                earlier=seen.earlier_records,
+            )
             action(act, commit=commit)
             work.records.extend(act.run.records)
             work.lines.extend(act.run.lines)
@@ -367,8 +427,9 @@ class OfflineAssistant:
             if path in skip:
                 continue
             content = response(work.call(port, READ_TOOL, {"path": path}))
-            if isinstance(content, dict) and isinstance(content.get("content"), str):
-                found[path] = content["content"]
+            text = text_content(content)
+            if text is not None:
+                found[path] = text
         return found
 
     def _write(  # noqa: PLR0917 - one call site, every piece of the turn
@@ -439,7 +500,7 @@ def _document(
     if requirements:
         lines += ["## Requirements", *(f"- {clip(r, 400)}" for r in requirements), ""]
     for path, text in sources.items():
-        kept = [ln.rstrip() for ln in text.splitlines() if ln.strip()][:MAX_SOURCE_LINES]
+        kept = [ln.rstrip() for ln in redact(text).splitlines() if ln.strip()][:MAX_SOURCE_LINES]
         lines += [f"## From {path}", *kept, ""]
     return "\n".join(lines).rstrip() + "\n"
 
