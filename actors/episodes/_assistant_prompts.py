@@ -10,6 +10,7 @@ from messages.aura import IntentFrame
 from messages.episodes import TurnRecord, UserTurn
 from messages.probes import ToolList
 from world.episodes.assistant import MemoryNote
+from world.episodes.assistant.memory import redact
 from world.episodes.assistant.shortlist import Shortlist
 
 Messages = list[dict[str, str]]
@@ -116,7 +117,8 @@ def observation(tool: str, status: str, result: dict[str, Any]) -> dict[str, str
 
 
 def memory_messages(notes: Sequence[MemoryNote], transcript: Sequence[TurnRecord]) -> Messages:
-    lines = [f"{r.role} ({r.kind}): {r.text}" for r in transcript]
+    # Passwords are remembered by rule, never written into the model's notes.
+    lines = [f"{r.role} ({r.kind}): {redact(r.text)}" for r in transcript]
     return [
         {"role": "system", "content": MEMORY_SYSTEM},
         {

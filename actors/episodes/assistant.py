@@ -261,14 +261,18 @@ class LLMAssistant(MeteredCalls):
         self, memory: AssistantMemory, *, task_id: str, transcript: Sequence[TurnRecord], sim_time: float
     ) -> AssistantMemory:
         self.reset()
-        kept = [n for n in memory.notes if n.task_id != task_id]
+        # Logins are remembered by the deterministic rule (the ones that worked, none refused):
+        # the model never sees a password to rewrite, and never forgets one the user gave.
+        ruled = consolidate(memory, task_id=task_id, transcript=transcript, sim_time=sim_time)
+        logins = [n for n in ruled.notes if n.kind == "credential"]
+        kept = [n for n in memory.notes if n.task_id != task_id and n.kind != "credential"]
         try:
             out = self._structured(Stage.REFLECTION, prompts.memory_messages(kept, transcript), NotesOut)
         except LLMError as exc:
             self._fallback(Stage.REFLECTION, exc)
-            return consolidate(memory, task_id=task_id, transcript=transcript, sim_time=sim_time)
+            return ruled
         fresh = [MemoryNote(task_id=task_id, kind=n.kind, text=n.text, sim_time=sim_time) for n in out.notes]
-        return AssistantMemory(user_id=memory.user_id, notes=[*kept, *fresh])
+        return AssistantMemory(user_id=memory.user_id, notes=[*kept, *logins, *fresh])
 
 
 # ---------------------------------------------------------------- the actor

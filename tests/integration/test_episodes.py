@@ -366,10 +366,14 @@ def test_the_llm_path_runs_through_litellm_and_unreadable_judges_never_pass(tmp_
     summary = _summary(out)
     unit = summary["units"]["pibench_demo_episode.builtin.r1"]
     assert unit["model_calls"] > 0 and unit["tokens"] > 0
-    # Every judge answer was unreadable: counted, and no intent was credited to the assistant.
+    # Every judge answer was unreadable, asked again and still unreadable: each session ended in
+    # error at its first reply, counted, credited nothing and left out of every average.
     assert summary["judge_failures"] > 0
+    assert unit["end_reasons"] == {"error": 2} and unit["errors"] == 2
     assert unit["statuses"].get("completed", 0) == unit["statuses"].get("inferred", 0) == 0
-    assert unit["proc"] == 0.0
+    assert unit["proc"] is None and unit["proc_faithful"] is None
+    assert unit["comp"] is None and unit["comp_faithful"] is None
+    assert len(summary["excluded"]) == 2
     replies = [t for t in _trace(out) if t["type"] == "turn" and t["role"] == "assistant"]
     assert all(t["kind"].startswith("llm:") for t in replies)
 

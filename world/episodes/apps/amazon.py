@@ -114,10 +114,6 @@ def _plural(phrase: str) -> str:
     return phrase + "s"
 
 
-def _poster(ctx: ToolContext, record: Row) -> JsonObject:
-    return ctx.person_of(APP, record.get("user_id"))
-
-
 def _is_prime(ctx: ToolContext, user: Row) -> bool:
     """Whether a prime subscription of the user ends after now."""
     now = ctx.timestamp()
@@ -337,7 +333,7 @@ def show_product_reviews(ctx: ToolContext, args: ReviewsArgs) -> list[JsonObject
             "title": r.get("title", ""),
             "text": r.get("text", ""),
             "created_at": r.get("created_at"),
-            "user": _poster(ctx, r),
+            "user": ctx.person_of(APP, r.get("user_id")),
         }
         for r in found
     ]
@@ -410,7 +406,7 @@ def show_product_questions(ctx: ToolContext, args: QuestionsArgs) -> list[JsonOb
             "question_id": q["question_id"],
             "question": q.get("question"),
             "created_at": q.get("created_at"),
-            "user": _poster(ctx, q),
+            "user": ctx.person_of(APP, q.get("user_id")),
         }
         for q in found
     ]
@@ -458,7 +454,7 @@ def show_product_question_answers(ctx: ToolContext, args: AnswersArgs) -> list[J
             "is_verified": bool(a.get("is_verified", False)),
             "answer": a.get("answer"),
             "created_at": a.get("created_at"),
-            "user": _poster(ctx, a),
+            "user": ctx.person_of(APP, a.get("user_id")),
         }
         for a in found
     ]

@@ -556,9 +556,7 @@ def _threads(ctx: ToolContext, args: ThreadListArgs, direction: str) -> list[Jso
     user = ctx.user(APP, args.access_token)
     bounds = date_bounds(args.min_created_at, args.max_created_at, "min_created_at", "max_created_at")
     items: list[tuple[str, Row]] = []
-    for thread in ctx.rows(APP, "email_threads"):
-        if thread.get("user_id") != user.get("user_id"):
-            continue
+    for thread in ctx.mine(APP, "email_threads", user):
         view = _thread_summary(ctx, thread)
         emails = _thread_emails(ctx, thread)
         checks = (
@@ -626,12 +624,8 @@ def show_thread(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
 
 def show_category_sizes(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    mine = [
-        _thread_summary(ctx, t)
-        for t in ctx.rows(APP, "email_threads")
-        if t.get("user_id") == user.get("user_id")
-    ]
-    drafts = [d for d in ctx.rows(APP, "drafts") if d.get("user_id") == user.get("user_id")]
+    mine = [_thread_summary(ctx, t) for t in ctx.mine(APP, "email_threads", user)]
+    drafts = ctx.mine(APP, "drafts", user)
     current = [t for t in mine if not t["archived"] and not t["spam"]]
     return {
         "inbox": sum(1 for t in current if t["incoming"]),
@@ -859,9 +853,8 @@ def show_drafts(ctx: ToolContext, args: ShowDraftsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     bounds = date_bounds(args.min_created_at, args.max_created_at, "min_created_at", "max_created_at")
     items: list[tuple[str, Row]] = []
-    for draft in ctx.rows(APP, "drafts"):
+    for draft in ctx.mine(APP, "drafts", user):
         checks = (
-            draft.get("user_id") == user.get("user_id"),
             args.belongs_to_email_thread_id is None
             or draft.get("belongs_to_email_thread_id") == args.belongs_to_email_thread_id,
             args.response_to_email_id is None

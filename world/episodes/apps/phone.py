@@ -249,9 +249,8 @@ def search_contacts(ctx: ToolContext, args: SearchContactsArgs) -> list[JsonObje
     wanted = singular(args.relationship.lower()) if args.relationship is not None else None
     mine = [
         c
-        for c in ctx.rows(APP, "contacts")
-        if c.get("user_id") == user.get("user_id")
-        and (wanted is None or any(singular(str(r).lower()) == wanted for r in c.get("relationships") or []))
+        for c in ctx.mine(APP, "contacts", user)
+        if wanted is None or any(singular(str(r).lower()) == wanted for r in c.get("relationships") or [])
     ]
     fields = ("first_name", "last_name", "email", "phone_number", "home_address", "work_address")
     items = [(search_text(*(c.get(f) or "" for f in fields), c.get("relationships") or []), c) for c in mine]
@@ -323,7 +322,7 @@ def send_text_message(ctx: ToolContext, args: SendTextArgs) -> JsonObject:
 def search_text_messages(ctx: ToolContext, args: SearchTextsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     me = user.get("phone_number")
-    texts = [t for t in ctx.rows(APP, "text_messages") if t.get("user_id") == user.get("user_id")]
+    texts = ctx.mine(APP, "text_messages", user)
     if args.phone_number is not None:
         other = _phone_user(ctx, args.phone_number).get("phone_number")
         texts = [t for t in texts if _between(t, me, other)]
@@ -352,10 +351,8 @@ def show_text_message_window(ctx: ToolContext, args: TextWindowArgs) -> list[Jso
     me = user.get("phone_number")
     texts = [
         t
-        for t in ctx.rows(APP, "text_messages")
-        if t.get("user_id") == user.get("user_id")
-        and _between(t, me, other)
-        and low <= str(t.get("sent_at", ""))[:19] <= high
+        for t in ctx.mine(APP, "text_messages", user)
+        if _between(t, me, other) and low <= str(t.get("sent_at", ""))[:19] <= high
     ]
     ordered = sorted(texts, key=_sent, reverse=args.pagination_order == "descending")
     window = sorted(page(ordered, args.page_index, args.page_limit), key=_sent)

@@ -332,12 +332,17 @@ def _new_project(
     return ctx.insert(APP, "projects", project, unique=None if is_inbox else ("Project", ("user_id", "name")))
 
 
-def _task(ctx: ToolContext, user: dict[str, Any], task_id: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Task ``task_id`` and its project, the caller a collaborator of it."""
-    task = ctx.find(APP, "tasks", task_id, "task")
-    project = ctx.find(APP, "projects", task.get("project_id"), "project")
+def _in_project(ctx: ToolContext, user: Row, collection: str, record_id: Any, what: str) -> tuple[Row, Row]:
+    """A task or section and its project, the caller a collaborator of it."""
+    record = ctx.find(APP, collection, record_id, what)
+    project = ctx.find(APP, "projects", record.get("project_id"), "project")
     _check_member(user, project)
-    return task, project
+    return record, project
+
+
+def _task(ctx: ToolContext, user: Row, task_id: Any) -> tuple[Row, Row]:
+    """Task ``task_id`` and its project, the caller a collaborator of it."""
+    return _in_project(ctx, user, "tasks", task_id, "task")
 
 
 def _send(
@@ -722,18 +727,9 @@ def show_sections(ctx: ToolContext, args: ProjectArgs) -> list[JsonObject]:
     return [_section_view(ctx, s) for s in _sections_of(ctx, project["project_id"])]
 
 
-def _section(
-    ctx: ToolContext, user: dict[str, Any], section_id: int
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    section = ctx.find(APP, "sections", section_id, "section")
-    project = ctx.find(APP, "projects", section.get("project_id"), "project")
-    _check_member(user, project)
-    return section, project
-
-
 def update_section(ctx: ToolContext, args: UpdateSectionArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    section, project = _section(ctx, user, args.section_id)
+    section, project = _in_project(ctx, user, "sections", args.section_id, "section")
     if args.name is not None:
         siblings = _sections_of(ctx, project["project_id"])
         check_unique(
@@ -748,7 +744,7 @@ def update_section(ctx: ToolContext, args: UpdateSectionArgs) -> JsonObject:
 
 def delete_section(ctx: ToolContext, args: SectionArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
-    section, project = _section(ctx, user, args.section_id)
+    section, project = _in_project(ctx, user, "sections", args.section_id, "section")
     _drop_tasks(
         ctx, {t["task_id"] for t in ctx.rows(APP, "tasks") if t.get("section_id") == section["section_id"]}
     )
@@ -983,7 +979,7 @@ def _similarity(query: str, name: Any) -> float:
 
 def search_labels(ctx: ToolContext, args: SearchLabelsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
-    mine = [label for label in ctx.rows(APP, "labels") if label.get("user_id") == user["user_id"]]
+    mine = ctx.mine(APP, "labels", user)
     if args.task_id is None:
         labels = mine
     else:
@@ -1122,9 +1118,7 @@ def delete_task_comment(ctx: ToolContext, args: CommentArgs) -> JsonObject:
 
 def _notifications_of(ctx: ToolContext, user: dict[str, Any], read: bool | None) -> list[dict[str, Any]]:
     return [
-        n
-        for n in ctx.rows(APP, "notifications")
-        if n.get("user_id") == user["user_id"] and (read is None or bool(n.get("read", False)) == read)
+        n for n in ctx.mine(APP, "notifications", user) if read is None or bool(n.get("read", False)) == read
     ]
 
 

@@ -80,7 +80,6 @@ class AssistantMemory(BaseModel):
 # ---------------------------------------------------------------- credentials
 
 APP_PREFIX = "mcp_appworld_"
-LOGIN_APPS = ("amazon", "gmail", "phone", "simple_note", "splitwise", "spotify", "todoist")
 
 
 @dataclass(frozen=True)

@@ -242,6 +242,8 @@ def hint_lines(records: Sequence[ToolRecord], request: str) -> list[str]:
         elif record.tool_name == READ_TOOL and HINT_FILE.search(str(record.call.get("path", ""))):
             for raw in redact(text_content(found) or "").splitlines():
                 line = _BULLET.sub("", raw).strip()
+                if mentions_login(line):
+                    continue
                 if len(key_terms(line)) >= 2 and re.search(
                     HINT_PATTERN + "|prefer|use|name|format", line, re.I
                 ):
