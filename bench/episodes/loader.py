@@ -734,6 +734,15 @@ def _inspect(directory: Path, known_tools: Collection[str] | None) -> tuple[Load
     skills_dir = directory / SKILLS_DIR
     skills = _read_assets(skills_dir, issues, prefix=f"{SKILLS_DIR}/") if skills_dir.is_dir() else ({}, {})
     persona = _persona(offered, seed, known_tools) if known_tools is not None else None
+    if persona is not None and offered is not None:
+        for i, name in enumerate(offered):
+            if bare_tool_name(name) not in persona.served:
+                issues.warning(
+                    directory / TOOLS_FILE,
+                    f"tool_names[{i}]",
+                    f"{name!r} is served by the appworld backend only: the built-in apps do not serve it,"
+                    " so a call to it is a failed call (unknown_tool)",
+                )
 
     reads: list[_TaskRead] = []
     previous_at: float | None = None

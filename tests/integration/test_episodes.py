@@ -408,3 +408,73 @@ def test_a_heartbeat_delivers_each_due_scheduled_item_once(bus: Bus) -> None:
         assert [i["text"] for i in _due_items(after.state, 60.0, "t2")] == ["Call Dario"]
     finally:
         host.stop()
+
+
+def test_the_registry_stages_binaries_offers_the_personas_tools_and_records_each_calls_turn(bus: Bus) -> None:
+    import base64
+
+    from messages.episodes import FilesData, GetToolHistory, ReadFiles, ToolHistory, TurnStarted
+    from messages.probes import ListTools, ProbeCall, ProbeResult, ToolList
+    from world.episodes.apps.seed import WorldSeed
+
+    png = bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0xFF, 0x10])
+    seed = WorldSeed.model_validate(
+        {"people": [{"first_name": "Ana", "email": "ana@example.com", "accounts": {"simple_note": "pw"}}]}
+    )
+    offered = ["simple_note__login", "simple_note__create_note", "gmail__show_starred_threads"]
+    host = Host(bus, name="registry-test")
+    host.spawn(lambda: EpisodeRegistryActor(seed=seed, offered=offered), "registry.ep")
+    host.start()
+
+    def call(tool: str, **args: Any) -> ProbeResult:
+        result = bus.ask("registry.ep", ProbeCall(registry="episode", tool=tool, args=args), timeout=10)
+        assert isinstance(result, ProbeResult)
+        return result
+
+    try:
+        staged = SeedWorkspace(
+            task_id="t1",
+            files={"notes.md": "hi"},
+            binaries={"skills/x/icon.png": base64.b64encode(png).decode()},
+        )
+        bus.ask("registry.ep", staged, timeout=10)
+        listed = bus.ask("registry.ep", ListTools(registry="episode"), timeout=10)
+        assert isinstance(listed, ToolList)
+        apps = sorted(n for n in listed.allowed if n.startswith("mcp_appworld_"))
+        assert apps == ["mcp_appworld_simple_note__create_note", "mcp_appworld_simple_note__login"]
+
+        read = call("read_file", path="skills/x/icon.png")
+        assert read.ok and read.result is not None and base64.b64decode(read.result["content"]) == png
+        shown = bus.ask("registry.ep", ReadFiles(paths=("skills/x/icon.png",)), timeout=10)
+        assert isinstance(shown, FilesData) and shown.files == {
+            "skills/x/icon.png": "[binary file skills/x/icon.png: 11 bytes]"
+        }
+
+        bus.tell("registry.ep", TurnStarted(task_id="t1", turn=1))
+        token = call("simple_note__login", username="ana@example.com", password="pw").result["response"]
+        bus.tell("registry.ep", TurnStarted(task_id="t1", turn=2))
+        made = call(
+            "mcp_appworld_simple_note__create_note",
+            access_token=token["access_token"],
+            title="T",
+            content="c",
+        )
+        assert made.ok and made.result is not None and "note_id" in made.result["response"]
+        starred = call("gmail__show_starred_threads")  # offered, but only AppWorld serves it
+        assert starred.status == "unknown_tool" and starred.result is None
+        assert "AppWorld serves it" in (starred.error or "")
+        refused = call("simple_note__create_note", access_token="nope", title="T2", content="c")
+        assert refused.status == "unauthorized" and refused.result is not None
+        assert "access token is missing, invalid or expired" in refused.result["response"]["message"]
+
+        history = bus.ask("registry.ep", GetToolHistory(task_id="t1"), timeout=10)
+        assert isinstance(history, ToolHistory)
+        turns = [(r.tool_name, r.turn, r.status) for r in history.records if r.tool_name != "read_file"]
+        assert turns == [
+            ("mcp_appworld_simple_note__login", 1, "ok"),
+            ("mcp_appworld_simple_note__create_note", 2, "ok"),
+            ("gmail__show_starred_threads", 2, "unknown_tool"),
+            ("mcp_appworld_simple_note__create_note", 2, "unauthorized"),
+        ]
+    finally:
+        host.stop()
