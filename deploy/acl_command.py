@@ -8,8 +8,9 @@ exactly what the attach protocol needs on one namespace, and nothing else:
   ``IDENT.<anything>`` (``actors.bus._keys.identity_process_id``);
 - append only (``%W~``: never read) to the reply streams of the asks it answers, to
   ``registry:IDENT`` (its identity-bound probe registry), to the episode addresses
-  (``user.*``, ``registry.*``) unless ``--no-episodes``, to ``--send`` addresses, and to the
-  dead-letter stream;
+  (``user.*``, ``registry.*``) unless ``--no-episodes``, and to ``--send`` addresses;
+- its own dead-letter stream ``dlq:IDENT``; never the runtime's ``dlq`` (which ``dlq replay``
+  re-sends from) nor its signing secret;
 - presence (the hash of processes, and whether a process is alive);
 - no other command: no KEYS/SCAN, FLUSH*, CONFIG, scripts, Pub/Sub.
 
@@ -94,7 +95,7 @@ def agent_key_rules(
         f"%R~{base}:alive:*",
         f"%W~{base}:inbox:_reply.*",
         f"%W~{base}:inbox:registry:{identity}",
-        f"%W~{base}:dlq",
+        f"~{base}:dlq:{identity}",
     ]
     if episodes:
         rules += [f"%W~{base}:inbox:user.*", f"%W~{base}:inbox:registry.*"]

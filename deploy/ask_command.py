@@ -60,7 +60,13 @@ def _ask_embedded(args: argparse.Namespace) -> AnswerData:
     registry = agent_state_registry() if args.registry == "agent_state" else environment_registry()
     view = scene_view(scene, profile.name, args.query)
     probes = RegistryProbes(registry, scene, f"env:{profile.name}", asker=profile.name)
-    backend = make_backend_factory(args.model, api_base=args.api_base, cache_dir=args.cache_dir)(None)
+    backend = make_backend_factory(
+        args.model,
+        api_base=args.api_base,
+        cache_dir=args.cache_dir,
+        timeout=args.model_timeout,
+        budget=args.model_budget,
+    )(None)
     return answer_query(
         args.query, profile.name, args.condition, view, probes, backend, explore_max_steps=args.max_steps
     )

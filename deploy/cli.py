@@ -206,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     daemon.add_argument("--cache-dir", type=Path, default=None, help="env: cache model answers here")
     daemon.add_argument("--metrics-port", type=_non_negative_int, default=None, metavar="P",
                         help="serve Prometheus metrics on port P at /metrics (0: a free port)")  # fmt: skip
+    daemon.add_argument("--metrics-host", default="127.0.0.1", metavar="ADDR",
+                        help="the address --metrics-port listens on; it has no token, so anything but "
+                        "loopback exposes it (default: %(default)s)")  # fmt: skip
     daemon.set_defaults(func=town_commands.daemon)
 
     def control(
@@ -277,6 +280,19 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", default=None, help="a litellm model string (default: offline)")
     ask.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL, for --model")
     ask.add_argument("--cache-dir", type=Path, default=None, help="cache model answers in this directory")
+    ask.add_argument(
+        "--model-timeout",
+        type=_positive_float,
+        default=10.0,
+        help="embedded: seconds per model request (default 10)",
+    )
+    ask.add_argument(
+        "--model-budget",
+        type=_positive_float,
+        default=30.0,
+        help="embedded: seconds all model calls of the question may take; then each stage left answers "
+        "offline, recorded as a fallback (default 30)",
+    )
     ask.add_argument(
         "--tick",
         type=_non_negative_int,

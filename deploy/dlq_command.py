@@ -1,10 +1,22 @@
 """``auratown dlq list|replay|purge``: inspect, replay and drop a namespace's dead letters.
 
-A dead letter keeps the original entry's bytes, its source stream, the consumer group that gave up
-on it, the reason and the attempts. ``replay`` writes those bytes unchanged to where a retry of the
-message would go (its inbox; for a topic, the failed subscriber's inbox, so other subscribers do
-not get it twice), then removes the dead letter: if the process stops between the two steps, the
+A dead letter keeps the original entry's bytes (up to the runtime's size limit, with the full
+size and SHA-256), a bounded summary of its header, its source stream, the consumer group that
+gave up on it, the reason and the attempts. The runtime signs each record with a secret only the
+runtime's Redis user can read (``Bus.dead_letter``); ``list`` shows whether that signature holds
+(``origin``: ``verified``, else ``UNVERIFIED``). Agents cannot write, trim or delete the stream
+(``auratown acl``), so an unverified entry is a forgery or a corrupted record.
+
+``replay`` re-sends only verified, complete records: the bytes go back, with a fresh attempt
+count, to the very stream the runtime read them from (its inbox; for a topic, the failed
+subscriber's inbox, so other subscribers do not get it twice). Whoever wrote the original entry
+could write there, so the replay carries that sender's rights and never the operator's (an
+agent's request to ``registry:IDENT`` goes back to ``registry:IDENT``, never to the trusted
+``registry``). Then the dead letter is removed: if the process stops between the two steps, the
 next replay may send the message once more (at-least-once, as everywhere on the bus).
+
+``--agent IDENT`` lists (or purges) an attached agent's own dead letters (``dlq:IDENT``, written
+under its ACL, never signed): they are shown, never replayed.
 
 Only argparse and the standard library are imported here: the CLI starts fast.
 """
@@ -55,6 +67,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     dlq.add_argument("--all", action="store_true", help="replay/purge: every dead letter")
     dlq.add_argument("--limit", type=int, default=None, metavar="N", help="list: at most N (oldest first)")
     dlq.add_argument("--json", action="store_true", help="print JSON")
+    dlq.add_argument(
+        "--agent",
+        default=None,
+        metavar="IDENT",
+        help="list/purge the attached agent IDENT's own dead letters (unverified: never replayed)",
+    )
     dlq.set_defaults(func=run)
 
 
@@ -69,6 +87,15 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be >= 1, got {args.limit}")
     with open_bus(args.redis, args.namespace) as bus:
+        if args.agent is not None:
+            from actors.bus._keys import InvalidNameError
+
+            if args.action == "replay":
+                raise UserError("an agent's own dead letters are never replayed (their origin is unverified)")
+            try:
+                bus.dead_letter_stream = bus.keys.agent_dead_letters(args.agent)
+            except InvalidNameError as exc:
+                raise UserError(str(exc)) from None
         letters = _select(bus.dead_letters(), args.ids, args.reason)
         if args.action == "list":
             return _list(bus, letters[: args.limit] if args.limit else letters, args.json)
@@ -111,19 +138,28 @@ def _time(wall: float) -> str:
     return datetime.fromtimestamp(wall, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def _origin(d: DeadLetter) -> str:
+    return "verified" if d.verified else "UNVERIFIED"
+
+
 def _as_dict(bus: Bus, d: DeadLetter) -> dict[str, Any]:
     return {
         "id": d.entry_id,
         "time": _time(d.wall_time),
         "reason": d.reason,
         "type": d.message_type,
+        "origin": _origin(d),
+        "verified": d.verified,
         "source": _source(bus, d.source_stream),
         "stream": d.source_stream,
         "group": d.group,
         "attempts": d.attempts,
         "message_id": d.message_id,
         "consumer": d.consumer,
-        "bytes": len(d.data),
+        "bytes": d.size,
+        "kept_bytes": len(d.data),
+        "sha256": d.sha256,
+        "summary": d.summary,
         "detail": d.detail,
     }
 
@@ -136,7 +172,14 @@ def _list(bus: Bus, letters: list[DeadLetter], as_json: bool) -> int:
         print(f"no dead letters on namespace {bus.namespace}")
         return 0
     rows = [
-        (d.entry_id, _time(d.wall_time), d.reason, d.message_type or "?", _source(bus, d.source_stream))
+        (
+            d.entry_id,
+            _time(d.wall_time),
+            _origin(d),
+            d.reason,
+            d.message_type or "?",
+            _source(bus, d.source_stream),
+        )
         for d in letters
     ]
     widths = [max(len(r[i]) for r in [*rows, _HEADER]) for i in range(len(_HEADER))]
@@ -145,11 +188,13 @@ def _list(bus: Bus, letters: list[DeadLetter], as_json: bool) -> int:
         line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
         detail = f"  {d.detail.splitlines()[0][:80]}" if d is not None and d.detail else ""
         print(f"{line}  {attempts}{detail}".rstrip())
-    print(f"{len(letters)} dead letter(s) on namespace {bus.namespace}")
+    forged = sum(not d.verified for d in letters)
+    note = f" ({forged} UNVERIFIED: not written by the runtime, never replayed)" if forged else ""
+    print(f"{len(letters)} dead letter(s) on namespace {bus.namespace}{note}")
     return 0
 
 
-_HEADER = ("id", "time (UTC)", "reason", "type", "source")
+_HEADER = ("id", "time (UTC)", "origin", "reason", "type", "source")
 
 
 def _target(bus: Bus, d: DeadLetter) -> str:
@@ -167,8 +212,8 @@ def _replay(bus: Bus, letters: list[DeadLetter], as_json: bool) -> int:
     replayed: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
     for d in letters:
-        if not d.data or not bus.keys.owns(d.source_stream):
-            why = "no original bytes" if not d.data else f"{d.source_stream!r} is outside the namespace"
+        why = _unreplayable(bus, d)
+        if why is not None:
             skipped.append({"id": d.entry_id, "why": why})
             continue
         target = _target(bus, d)
@@ -185,6 +230,21 @@ def _replay(bus: Bus, letters: list[DeadLetter], as_json: bool) -> int:
             print(f"skipped {s['id']}: {s['why']}", file=sys.stderr)
         print(f"{len(replayed)} replayed, {len(skipped)} skipped")
     return 1 if skipped else 0
+
+
+def _unreplayable(bus: Bus, d: DeadLetter) -> str | None:
+    """Why a dead letter is not sent again, or None."""
+    if not d.verified:
+        return "origin UNVERIFIED: the runtime did not write this record"
+    if not d.data:
+        return "no original bytes"
+    if d.truncated:
+        return f"only {len(d.data)} of its {d.size} bytes were kept"
+    if not bus.keys.owns(d.source_stream) or not d.source_stream.startswith(
+        (bus.keys.base + ":inbox:", bus.keys.base + ":topic:")
+    ):
+        return f"{d.source_stream!r} is not an inbox or topic of the namespace"
+    return None
 
 
 def _purge(bus: Bus, letters: list[DeadLetter], as_json: bool, *, everything: bool) -> int:

@@ -207,7 +207,12 @@ def daemon(args: argparse.Namespace) -> int:
         live = start_from_args(args, bus, config.definition, extra_routes={"/metrics": route})
         if args.metrics_port is not None:
             try:
-                metrics = serve_host_metrics(host, args.metrics_port, ledgers=all_ledgers)
+                metrics = serve_host_metrics(
+                    host,
+                    args.metrics_port,
+                    ledgers=all_ledgers,
+                    bind=getattr(args, "metrics_host", "127.0.0.1"),
+                )
             except OSError as exc:
                 host.stop()
                 raise UserError(f"cannot serve metrics on port {args.metrics_port}: {exc.strerror}") from None

@@ -75,6 +75,12 @@ def register(sub: Any) -> None:
         metavar="P",
         help="serve Prometheus metrics on this port (when the metrics module is installed)",
     )
+    p.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="ADDR",
+        help="the address --metrics-port listens on; it has no token (default: %(default)s)",
+    )
     p.set_defaults(func=run)
     _bench_options(sub)
 
@@ -202,14 +208,14 @@ class Worker:
             self.service.stop()
 
 
-def _serve_metrics(port: int, worker: Worker) -> Any:
+def _serve_metrics(port: int, worker: Worker, bind: str = "127.0.0.1") -> Any:
     """The hook for ``--metrics-port``: the operations part's metrics module, when present. It
     renders the first lane's host (the counters of one lane; merging lanes is left to do)."""
     try:
         from actors.runtime import metrics
     except ImportError:
         raise UserError("--metrics-port needs actors.runtime.metrics, which is not installed") from None
-    return metrics.serve_host_metrics(worker.hosts[0], port)
+    return metrics.serve_host_metrics(worker.hosts[0], port, bind=bind)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -242,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             worker.start()
             if args.metrics_port is not None:
-                metrics = _serve_metrics(args.metrics_port, worker)
+                metrics = _serve_metrics(args.metrics_port, worker, args.metrics_host)
             print(
                 f"worker {socket.gethostname()}:{os.getpid()} on {transport.url} namespace "
                 f"{args.namespace}: hosting {', '.join(roles)} x{args.pool_size}; Ctrl-C to stop",

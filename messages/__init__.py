@@ -5,12 +5,23 @@ This package does no I/O, reads no clock and draws no randomness.
 
 from messages import aura, episodes, probes, town
 from messages._base import Message
-from messages._codec import decode, encode, envelope_to_dict, read_header, with_attempt
+from messages._codec import (
+    DEFAULT_LIMITS,
+    DecodeLimits,
+    check_limits,
+    decode,
+    encode,
+    envelope_to_dict,
+    read_header,
+    unpack,
+    with_attempt,
+)
 from messages._envelope import ENVELOPE_FORMAT, Envelope
 from messages._errors import (
     DecodeError,
     EncodeError,
     InvalidPayloadError,
+    LimitExceededError,
     MalformedEnvelopeError,
     MessageError,
     MissingUpcasterError,
@@ -23,13 +34,16 @@ from messages._schema import envelope_schema, json_schemas, schema_file_name
 from messages.system import ErrorReply, Ping, Pong
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "ENVELOPE_FORMAT",
     "REGISTRY",
     "DecodeError",
+    "DecodeLimits",
     "EncodeError",
     "Envelope",
     "ErrorReply",
     "InvalidPayloadError",
+    "LimitExceededError",
     "MalformedEnvelopeError",
     "Message",
     "MessageError",
@@ -41,6 +55,7 @@ __all__ = [
     "UnknownMessageTypeError",
     "UnsupportedVersionError",
     "aura",
+    "check_limits",
     "decode",
     "encode",
     "envelope_schema",
@@ -52,6 +67,7 @@ __all__ = [
     "read_header",
     "schema_file_name",
     "town",
+    "unpack",
     "upcaster",
     "with_attempt",
 ]

@@ -40,6 +40,13 @@ class MalformedEnvelopeError(DecodeError):
     reason = "malformed"
 
 
+class LimitExceededError(MalformedEnvelopeError):
+    """The bytes break a decoding limit (``messages.DecodeLimits``: entry size, a string, binary,
+    array or map length, nesting depth, object count): refused before anything is built."""
+
+    reason = "limit_exceeded"
+
+
 class UnknownMessageTypeError(DecodeError):
     """The envelope names a message type that no model is registered under."""
 

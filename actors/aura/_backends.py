@@ -23,18 +23,27 @@ def make_backend_factory(
     timeout: float = 30.0,
     actor: str = "env",
     pool: GatewayPool | None = None,
+    budget: float | None = None,
 ) -> BackendFactory:
     """Offline unless a model is named (per query, or ``default_model``). One gateway per model,
     shared across queries (its usage ledger and cache accumulate); one backend per query.
-    ``pool``: the gateways to use (a caller that reads their usage, e.g. for metrics)."""
+    ``pool``: the gateways to use (a caller that reads their usage, e.g. for metrics).
+    ``timeout``: seconds one model request may take; ``budget``: seconds every model call of one
+    query may take together (None: the gateway's unit budget); past it each remaining stage
+    answers with its offline rules, recorded as a fallback."""
     pool = pool or GatewayPool(
-        api_base=api_base, api_key=api_key, timeout=timeout, cache=cache, cache_dir=cache_dir
+        api_base=api_base,
+        api_key=api_key,
+        timeout=timeout,
+        cache=cache,
+        cache_dir=cache_dir,
+        stage_budget=min(1.5 * timeout, budget) if budget is not None else None,
     )
 
     def make(model: str | None) -> Backend:
         chosen = model or default_model
         if not chosen or chosen == "offline":
             return OfflineBackend()
-        return LLMBackend(pool.get(chosen), actor=actor)
+        return LLMBackend(pool.get(chosen), actor=actor, budget_s=budget)
 
     return make

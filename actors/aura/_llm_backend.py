@@ -51,8 +51,10 @@ class CritiqueOut(BaseModel):
 
 
 class LLMBackend(MeteredCalls):
-    def __init__(self, gateway: LLMGateway, *, actor: str = "env") -> None:
-        super().__init__(gateway, actor=actor)
+    def __init__(self, gateway: LLMGateway, *, actor: str = "env", budget_s: float | None = None) -> None:
+        """One query's backend: ``budget_s`` seconds for all its model calls (None: the gateway's
+        unit budget)."""
+        super().__init__(gateway, actor=actor, budget_s=budget_s)
         self.name = f"llm:{gateway.config.model}"
         self._offline = OfflineBackend()
 
@@ -100,8 +102,9 @@ class LLMBackend(MeteredCalls):
         return [PlanDecision("call", s.tool, dict(s.args), s.reason) for s in out.steps if s.tool in names]
 
     def answer(self, request: AnswerRequest) -> str:
+        # A prose stage: JSON or code is repaired once, then falls back (never shown as the answer).
         try:
-            text = self._complete(Stage.ANSWER, prompts.answer_messages(request))
+            text = self._complete(Stage.ANSWER, prompts.answer_messages(request), prose=True)
         except LLMError as exc:
             self._fallback(Stage.ANSWER, exc)
             return self._offline.answer(request)

@@ -9,26 +9,39 @@ effect exactly once.
 from __future__ import annotations
 
 import functools
+import hashlib
 import heapq
+import hmac
 import json
+import math
+import os
+import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
 
 from actors.bus._delivery import Delivery, Subscription
 from actors.bus._errors import AskTimeoutError, BusClosedError, RemoteError
-from actors.bus._keys import INBOX_GROUP, KeyLayout, check_address, control_address, reply_address
+from actors.bus._keys import (
+    INBOX_GROUP,
+    KeyLayout,
+    check_address,
+    control_address,
+    reply_address,
+    reply_to_problem,
+)
 from actors.bus._transport import Ack, Commit, CommitResult, StreamEntry, Transport
 from actors.ids import new_id, new_process_id
 from messages import (
     REGISTRY,
     DecodeError,
+    EncodeError,
     Envelope,
     ErrorReply,
     MalformedEnvelopeError,
@@ -46,6 +59,12 @@ FIELD = "m"
 
 DEFAULT_MAX_ATTEMPTS = 5
 
+READ_BATCH_MAX = 32
+"""Most entries one ``fetch`` takes, whatever count is asked for (or one per stream, if it reads
+more streams than that: XREADGROUP's COUNT is per stream). With every entry at its decoding limits
+(``messages.DEFAULT_LIMITS``: 4 MiB raw, at most ~8 MiB once decoded, ~20 MiB while one is being
+decoded) a full batch holds at most 32 x 12 + 20 = 404 MiB (docs/protocol.md, section 3)."""
+
 
 @dataclass(frozen=True)
 class Outgoing:
@@ -56,8 +75,77 @@ class Outgoing:
 
 
 @dataclass(frozen=True)
+class DeadLetterPolicy:
+    """How much of a dead letter is kept, and for how long (``AURATOWN_DLQ_*`` by default)."""
+
+    max_len: int = 10_000
+    """Dead letters kept at most; the oldest beyond are dropped (counted)."""
+    max_age: float | None = 7 * 86_400.0
+    """Seconds a dead letter is kept (None: no age limit); older ones are dropped (counted)."""
+    max_data: int = 16 * 1024
+    """Bytes of the original entry kept; a longer one keeps its first bytes, size and SHA-256."""
+
+    def __post_init__(self) -> None:
+        if self.max_len < 1 or self.max_data < 0 or (self.max_age is not None and not self.max_age > 0):
+            raise ValueError(f"invalid dead-letter policy {self}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> DeadLetterPolicy:
+        """From ``AURATOWN_DLQ_MAX_LEN``, ``AURATOWN_DLQ_MAX_AGE`` (seconds; 0: no age limit) and
+        ``AURATOWN_DLQ_MAX_BYTES``; the defaults for those unset."""
+        env = os.environ if environ is None else environ
+        default = cls()
+        try:
+            age = float(env.get("AURATOWN_DLQ_MAX_AGE", default.max_age or 0))
+            return cls(
+                max_len=int(env.get("AURATOWN_DLQ_MAX_LEN", default.max_len)),
+                max_age=age if age > 0 and math.isfinite(age) else None,
+                max_data=int(env.get("AURATOWN_DLQ_MAX_BYTES", default.max_data)),
+            )
+        except ValueError as exc:
+            raise ValueError(f"bad AURATOWN_DLQ_* setting: {exc}") from None
+
+
+_SUMMARY_FIELDS = ("type", "version", "id", "sender", "recipient", "reply_to", "correlation_id", "attempt")
+_SUMMARY_CHARS = 200
+
+
+def _clip(text: str, limit: int) -> bytes:
+    return text.encode(errors="replace")[:limit]
+
+
+def _summary_value(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int):
+        return value if not isinstance(value, int) or abs(value) < 2**63 else str(value)[:40]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        return value[:_SUMMARY_CHARS]
+    return f"<{type(value).__name__}>"
+
+
+def dead_letter_summary(header: Mapping[str, Any]) -> str:
+    """A bounded JSON summary of an envelope header (at most ~2 KB, never the payload)."""
+    return json.dumps(
+        {k: _summary_value(header[k]) for k in _SUMMARY_FIELDS if k in header}, ensure_ascii=False
+    )
+
+
+def dead_letter_mac(secret: bytes, stream: str, fields: Mapping[str, bytes]) -> str:
+    """HMAC-SHA256 over a dead-letter record (every field but ``mac``, and the stream it is in)."""
+    mac = hmac.new(secret, digestmod=hashlib.sha256)
+    for part in (
+        stream.encode(),
+        *(x for k in sorted(fields) if k != "mac" for x in (k.encode(), fields[k])),
+    ):
+        mac.update(len(part).to_bytes(8, "big"))
+        mac.update(part)
+    return mac.hexdigest()
+
+
+@dataclass(frozen=True)
 class DeadLetter:
-    """An entry of the dead-letter stream."""
+    """An entry of a dead-letter stream."""
 
     entry_id: str
     reason: str
@@ -71,14 +159,33 @@ class DeadLetter:
     message_type: str
     data: bytes
     wall_time: float
+    size: int = 0
+    """Bytes of the original entry (``data`` holds at most the policy's ``max_data`` of them)."""
+    sha256: str = ""
+    summary: str = ""
+    verified: bool = False
+    """Signed by the runtime with the namespace's dead-letter secret: its fields are the runtime's."""
+
+    @property
+    def truncated(self) -> bool:
+        return len(self.data) < self.size
 
     @classmethod
-    def from_entry(cls, entry: StreamEntry) -> DeadLetter:
+    def from_entry(cls, entry: StreamEntry, secret: bytes | None = None) -> DeadLetter:
         f = entry.fields
 
         def s(name: str) -> str:
             return f.get(name, b"").decode(errors="replace")
 
+        def number(name: str, kind: Callable[[str], Any], default: Any) -> Any:
+            try:
+                return kind(s(name) or default)
+            except ValueError:
+                return default
+
+        mac = f.get("mac", b"").decode(errors="replace")
+        verified = bool(secret and mac and hmac.compare_digest(mac, dead_letter_mac(secret, entry.stream, f)))
+        data = f.get("data", b"")
         return cls(
             entry_id=entry.entry_id,
             reason=s("reason"),
@@ -87,12 +194,23 @@ class DeadLetter:
             source_entry_id=s("entry_id"),
             group=s("group"),
             consumer=s("consumer"),
-            attempts=int(s("attempts") or 0),
+            attempts=number("attempts", int, 0),
             message_id=s("message_id"),
             message_type=s("type"),
-            data=f.get("data", b""),
-            wall_time=float(s("wall_time") or 0.0),
+            data=data,
+            wall_time=number("wall_time", float, 0.0),
+            size=max(number("size", int, len(data)), len(data)),
+            sha256=s("sha256"),
+            summary=s("summary"),
+            verified=verified,
         )
+
+
+class ReplyAddressError(DecodeError):
+    """An ask whose ``reply_to`` the receiving address may not answer at (not the asker's own
+    reply stream): dead-lettered before any handler runs, and nothing is written there."""
+
+    reason = "bad_reply_to"
 
 
 _LANE_TTL_MS = 3_600_000
@@ -151,6 +269,7 @@ class Bus:
         registry: MessageRegistry = REGISTRY,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         clock: Callable[[], float] = time.time,
+        dead_letter_policy: DeadLetterPolicy | None = None,
     ) -> None:
         self.transport = transport
         self.keys = KeyLayout(namespace)
@@ -164,6 +283,15 @@ class Bus:
         self.traffic: Counter[tuple[str, str]] = Counter()
         """Entries this process read (``"in"``) from and wrote (``"out"``) to each stream (metrics)."""
         self.dead_letter_reasons: Counter[str] = Counter()
+        self.dead_letter_policy = dead_letter_policy or DeadLetterPolicy.from_env()
+        # An attached agent's transport names its ACL identity: its dead letters go to its own
+        # stream (it may not write the runtime's) and are not signed (it cannot read the secret).
+        identity = getattr(transport, "identity", None)
+        self.dead_letter_identity: str | None = identity if isinstance(identity, str) else None
+        self.dead_letter_stream = (
+            self.keys.agent_dead_letters(identity) if isinstance(identity, str) else self.keys.dead_letters
+        )
+        self._dead_letter_aged_at = -math.inf
         self._stats_lock = threading.Lock()
         self._pending_asks: dict[str, _PendingAsk] = {}
         # (deadline, correlation id) of every ask: the listener's wait and the expiry sweep look
@@ -371,6 +499,9 @@ class Bus:
         """The answer to ``request``, routed to its reply address."""
         if request.reply_to is None:
             raise ValueError(f"{request.type} {request.id} has no reply_to: it was not an ask")
+        problem = reply_to_problem(sender, request.reply_to)
+        if problem is not None:  # the reader refuses such a request first: this is a second guard
+            raise ReplyAddressError(problem)
         env = self.envelope(
             request.reply_to,
             payload,
@@ -405,7 +536,8 @@ class Bus:
         last = "0-0"
         while not self._closed.is_set():
             try:
-                entries = self.transport.read(stream, last, count=256, block_ms=self._listen_block_ms())
+                block_ms = self._listen_block_ms()
+                entries = self.transport.read(stream, last, count=READ_BATCH_MAX, block_ms=block_ms)
             except Exception as exc:  # noqa: BLE001 - a broken connection must not end the listener
                 if self._closed.is_set():
                     return
@@ -496,26 +628,43 @@ class Bus:
         return Subscription(stream, subscriber, subscriber, topic=topic)
 
     def to_delivery(self, sub: Subscription, entry: StreamEntry) -> Delivery:
+        """Decode an entry read in a group; an undecodable one carries its typed error (reason).
+
+        An entry is exactly one field ``m``: a missing ``m`` or any other field is ``malformed``
+        (the bytes of ``m``, if any, are kept for the dead letter)."""
         data = entry.fields.get(FIELD)
-        if data is None:
-            return Delivery(
-                sub,
-                entry.entry_id,
-                b"",
-                entry.deliveries,
-                None,
-                MalformedEnvelopeError(f"entry has no {FIELD!r} field: {sorted(entry.fields)}"),
-            )
+        extra = sorted(k for k in entry.fields if k != FIELD)
+        if data is None or extra:
+            names = ", ".join(repr(k[:40]) for k in extra[:5]) + (" ..." if len(extra) > 5 else "")
+            what = f"entry has no {FIELD!r} field" if data is None else f"entry has fields beside {FIELD!r}"
+            error = MalformedEnvelopeError(f"{what}: [{names}]")
+            return Delivery(sub, entry.entry_id, data or b"", entry.deliveries, None, error)
         try:
             env = decode(data, self.registry)
         except DecodeError as exc:
             return Delivery(sub, entry.entry_id, data, entry.deliveries, None, exc)
-        return Delivery(sub, entry.entry_id, data, entry.deliveries, env, None)
+        return self._guard_reply_to(Delivery(sub, entry.entry_id, data, entry.deliveries, env, None))
+
+    def _guard_reply_to(self, d: Delivery) -> Delivery:
+        """An ask that names a ``reply_to`` its receiver may not answer at becomes an error
+        delivery (dead-lettered unhandled): its sender cannot borrow the receiver's rights to
+        write into an inbox or another identity's reply stream."""
+        env = d.envelope
+        if env is None or env.reply_to is None or d.subscription.control:
+            return d
+        problem = reply_to_problem(d.address, env.reply_to)
+        if problem is None:
+            return d
+        self.count("refused_reply_to")
+        return replace(d, error=ReplyAddressError(problem))
 
     def fetch(self, subs: Sequence[Subscription], *, count: int, block_ms: int | None) -> list[Delivery]:
-        """New entries of subscriptions that share one group, for this process's consumer."""
+        """New entries of subscriptions that share one group, for this process's consumer: at most
+        ``READ_BATCH_MAX`` of them whatever ``count`` asks for (or one per stream, if there are
+        more streams than that), so a batch of maximal entries stays within its memory budget."""
         if not subs:
             return []
+        count = max(1, min(count, READ_BATCH_MAX) // len({s.stream for s in subs}))
         group = subs[0].group
         by_stream = {s.stream: s for s in subs}
         entries = self.transport.read_group(
@@ -527,8 +676,9 @@ class Bus:
 
     def reclaim(self, sub: Subscription, *, min_idle_ms: int, count: int = 100) -> list[Delivery]:
         """Take over entries another (dead or stuck) consumer left pending too long."""
+        # A reclaim is a read like any other: its batch is bounded the same way.
         entries = self.transport.claim_idle(
-            sub.stream, sub.group, self.process_id, min_idle_ms=min_idle_ms, count=count
+            sub.stream, sub.group, self.process_id, min_idle_ms=min_idle_ms, count=min(count, READ_BATCH_MAX)
         )
         if entries:
             self.count("reclaimed", len(entries))
@@ -637,41 +787,39 @@ class Bus:
         return result
 
     def dead_letter(self, delivery: Delivery, reason: str, detail: str) -> CommitResult:
-        """Move an entry to the dead-letter stream with its reason and original bytes.
+        """Move an entry to the dead-letter stream with its reason and (bounded) original bytes.
 
-        If it was an ask, the asker gets an ``ErrorReply`` at once instead of a timeout.
+        The record keeps at most ``dead_letter_policy.max_data`` bytes of the entry, its size and
+        SHA-256, and a bounded summary of its header: never an expanded form of its payload. The
+        runtime signs it (``dead_letter_mac``) so ``dlq list``/``replay`` can tell its records from
+        any other. If it was an ask, the asker gets an ``ErrorReply`` at once instead of a timeout
+        (at its own reply stream only). Old dead letters beyond the policy are then dropped.
         """
         env = delivery.envelope
-        header: dict[str, Any] = read_header(delivery.data) if env is None else {}
-        msg_id = env.id if env is not None else str(header.get("id", ""))
-        msg_type = env.type if env is not None else str(header.get("type", ""))
-        record = {
-            "reason": reason.encode(),
-            "detail": detail.encode(errors="replace")[:8192],
-            "stream": delivery.stream.encode(),
-            "entry_id": delivery.entry_id.encode(),
-            "group": delivery.group.encode(),
-            "consumer": self.process_id.encode(),
-            "attempts": str(delivery.attempt).encode(),
-            "message_id": msg_id.encode(errors="replace"),
-            "type": msg_type.encode(errors="replace"),
-            "data": delivery.data,
-            "wall_time": repr(self.clock()).encode(),
-        }
-        adds: list[tuple[str, dict[str, bytes]]] = [(self.keys.dead_letters, record)]
-        reply_to = env.reply_to if env is not None else header.get("reply_to")
-        corr = env.correlation_id if env is not None else header.get("correlation_id")
-        if isinstance(reply_to, str) and isinstance(corr, str) and reply_to:
-            try:
-                err = self.envelope(
-                    reply_to,
-                    ErrorReply(reason=reason, detail=detail[:2000], request_type=msg_type or None),
-                    correlation_id=corr,
-                    causation=env,
-                )
-                adds.append((self.keys.inbox(reply_to), {FIELD: encode(err)}))
-            except ValueError:
-                log.warning("dead letter's reply_to is not a valid address", reply_to=reply_to)
+        header = self._dead_letter_header(delivery)
+        record = self._dead_letter_record(delivery, reason, detail, header)
+        adds: list[tuple[str, dict[str, bytes]]] = [(self.dead_letter_stream, record)]
+        reply_to = header.get("reply_to")
+        corr = header.get("correlation_id")
+        if isinstance(reply_to, str) and isinstance(corr, str) and reply_to and len(corr) <= _SUMMARY_CHARS:
+            problem = reply_to_problem(delivery.address, reply_to)
+            if problem is not None:
+                log.warning("dead letter's asker not told", problem=problem)
+            else:
+                try:
+                    err = self.envelope(
+                        reply_to,
+                        ErrorReply(
+                            reason=reason[:64],
+                            detail=detail[:2000],
+                            request_type=str(header.get("type", ""))[:_SUMMARY_CHARS] or None,
+                        ),
+                        correlation_id=corr,
+                        causation=env,
+                    )
+                    adds.append((self.keys.inbox(reply_to), {FIELD: encode(err)}))
+                except (ValueError, EncodeError) as exc:  # no answer can be made: the dead letter still is
+                    log.warning("dead letter's asker not told", error=repr(exc)[:500])
         result = self.transport.commit(Commit(ack=self._ack(delivery), adds=tuple(adds)))
         if result is CommitResult.APPLIED:
             self.count("dead_lettered")
@@ -685,10 +833,100 @@ class Bus:
                 message=delivery.describe(),
                 stream=delivery.stream,
             )
+            try:
+                self.trim_dead_letters()
+            except Exception as exc:  # noqa: BLE001 - retention is retried with the next dead letter
+                log.warning("could not apply the dead-letter retention", error=repr(exc))
         return result
 
+    def _dead_letter_header(self, d: Delivery) -> dict[str, Any]:
+        """The envelope header of a dead-lettered entry, read without expanding its payload."""
+        env = d.envelope
+        if env is not None:
+            return {k: getattr(env, k) for k in _SUMMARY_FIELDS}
+        if d.error is not None and d.error.header:
+            return dict(d.error.header)
+        if len(d.data) <= self.dead_letter_policy.max_data:
+            return read_header(d.data)
+        return {}  # too big to read again here: its size and digest describe it
+
+    def _dead_letter_record(
+        self, d: Delivery, reason: str, detail: str, header: Mapping[str, Any]
+    ) -> dict[str, bytes]:
+        data = d.data
+        record = {
+            "reason": _clip(reason, 64),
+            "detail": _clip(detail, 8192),
+            "stream": d.stream.encode(),
+            "entry_id": d.entry_id.encode(),
+            "group": d.group.encode(),
+            "consumer": self.process_id.encode(),
+            "attempts": str(d.attempt).encode()[:24],
+            "message_id": _clip(str(header.get("id", "")), _SUMMARY_CHARS),
+            "type": _clip(str(header.get("type", "")), _SUMMARY_CHARS),
+            "summary": _clip(dead_letter_summary(header), 4096),
+            "size": str(len(data)).encode(),
+            "sha256": hashlib.sha256(data).hexdigest().encode(),
+            "data": data[: self.dead_letter_policy.max_data],
+            "wall_time": repr(self.clock()).encode(),
+        }
+        secret = self._dead_letter_secret(create=True)
+        if secret is not None:
+            record["mac"] = dead_letter_mac(secret, self.dead_letter_stream, record).encode()
+        return record
+
+    def _dead_letter_secret(self, *, create: bool) -> bytes | None:
+        """The namespace's signing secret (a key only the runtime's Redis user can read); None for
+        an attached agent, or when reading and no dead letter was ever signed."""
+        if self.dead_letter_identity is not None:
+            return None
+        key = self.keys.dead_letter_secret
+        secret = self.transport.get(key)
+        if secret is None and create:
+            self.transport.set_if_absent(key, secrets.token_hex(32).encode())
+            secret = self.transport.get(key)
+        return secret
+
     def dead_letters(self, count: int | None = None) -> list[DeadLetter]:
-        return [DeadLetter.from_entry(e) for e in self.transport.range(self.keys.dead_letters, count=count)]
+        """This bus's dead letters, oldest first; ``verified`` tells the runtime's signed ones."""
+        secret = self._dead_letter_secret(create=False)
+        entries = self.transport.range(self.dead_letter_stream, count=count)
+        return [DeadLetter.from_entry(e, secret) for e in entries]
+
+    def trim_dead_letters(self) -> dict[str, int]:
+        """Apply the retention policy: drop dead letters older than ``max_age`` (checked at most
+        every tenth of it, or second) and the oldest beyond ``max_len``; counted in ``stats`` as
+        ``dead_letters_dropped_age`` / ``dead_letters_dropped_length``."""
+        stream, policy = self.dead_letter_stream, self.dead_letter_policy
+        dropped = {"age": 0, "length": 0}
+        now = self.clock()
+        if policy.max_age is not None and now - self._dead_letter_aged_at >= min(1.0, policy.max_age / 10):
+            self._dead_letter_aged_at = now
+            cutoff = now - policy.max_age
+            while True:
+                head = self.transport.range(stream, count=1 if not dropped["age"] else 64)
+                old: list[str] = []
+                for e in head:  # up to the first young one: dead letters are appended in time order
+                    if DeadLetter.from_entry(e).wall_time >= cutoff:
+                        break
+                    old.append(e.entry_id)
+                if not old:
+                    break
+                self.transport.delete_entries(stream, old)
+                dropped["age"] += len(old)
+                if len(old) < len(head):
+                    break
+        excess = self.transport.length(stream) - policy.max_len
+        if excess > 0:
+            doomed = [e.entry_id for e in self.transport.range(stream, count=excess)]
+            for i in range(0, len(doomed), 1000):
+                self.transport.delete_entries(stream, doomed[i : i + 1000])
+            dropped["length"] = len(doomed)
+        for cause, n in dropped.items():
+            if n:
+                self.count(f"dead_letters_dropped_{cause}", n)
+                log.info("dead letters dropped by retention", cause=cause, n=n, stream=stream)
+        return dropped
 
     # ------------------------------------------------------------------ presence
 

@@ -56,7 +56,17 @@ class KeyLayout:
 
     @property
     def dead_letters(self) -> str:
+        """The runtime's dead-letter stream: written only by the runtime (operator) Redis user."""
         return f"{self.base}:dlq"
+
+    def agent_dead_letters(self, identity: str) -> str:
+        """An attached agent's own dead-letter stream (its ACL keeps it out of ``dead_letters``)."""
+        return f"{self.base}:dlq:{check_identity(identity)}"
+
+    @property
+    def dead_letter_secret(self) -> str:
+        """The key of the secret that signs the runtime's dead letters (no agent may read it)."""
+        return f"{self.base}:secret:dlq"
 
     def state(self, address: str) -> str:
         return f"{self.base}:state:{check_address(address)}"
@@ -86,9 +96,12 @@ class KeyLayout:
         return stream[len(head) :]
 
 
+REPLY_PREFIX = "_reply."
+
+
 def reply_address(process_id: str) -> str:
     """The address whose inbox receives the answers to a process's asks."""
-    return f"_reply.{process_id}"
+    return f"{REPLY_PREFIX}{process_id}"
 
 
 def control_address(process_id: str) -> str:
@@ -113,3 +126,30 @@ def identity_process_id(identity: str, process_id: str) -> str:
     """The process id an attached agent's bus must use under its ACL: ``IDENT.<unique>``, so its
     reply streams (``_reply.IDENT.…``), control inbox and liveness key fall under its own patterns."""
     return f"{check_identity(identity)}.{process_id}"
+
+
+IDENTITY_BOUND_PREFIXES = ("registry:",)
+"""Addresses ``PREFIX + IDENT`` served for one identity only (the identity-bound probe registry)."""
+
+
+def bound_identity(address: str) -> str | None:
+    """The identity an address is bound to (``registry:IDENT``), or None for any other address."""
+    for prefix in IDENTITY_BOUND_PREFIXES:
+        if address.startswith(prefix):
+            return address[len(prefix) :]
+    return None
+
+
+def reply_to_problem(receiver: str, reply_to: str) -> str | None:
+    """Why ``receiver`` must not answer at ``reply_to`` (None if it may).
+
+    A reply goes only to a reply stream (``_reply.…``), never to an actor's inbox (whose writer
+    would otherwise get the receiver's rights); at an identity-bound address (``registry:IDENT``),
+    only to a reply stream of that identity's own processes (``_reply.IDENT.…``).
+    """
+    if not reply_to.startswith(REPLY_PREFIX) or not _ADDRESS.match(reply_to):
+        return f"reply_to {reply_to[:200]!r} is not a reply stream ({REPLY_PREFIX}...)"
+    identity = bound_identity(receiver)
+    if identity is not None and not reply_to.startswith(f"{REPLY_PREFIX}{identity}."):
+        return f"reply_to {reply_to[:200]!r} is not a reply stream of identity {identity!r} ({receiver})"
+    return None

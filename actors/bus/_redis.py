@@ -21,6 +21,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from actors.bus._bus import READ_BATCH_MAX
 from actors.bus._transport import (
     Commit,
     CommitResult,
@@ -247,6 +248,9 @@ class RedisTransport(Transport):
     ) -> list[StreamEntry]:
         if not streams:
             return []
+        # XREADGROUP's COUNT is per stream: this caps each; ``Bus.fetch`` divides READ_BATCH_MAX
+        # among the streams it reads (docs/protocol.md, section 3, the memory budget).
+        count = max(1, min(count, READ_BATCH_MAX))
         reply = self._blocking.xreadgroup(
             group, consumer, dict.fromkeys(streams, ">"), count=count, block=block_ms
         )
@@ -282,6 +286,25 @@ class RedisTransport(Transport):
             deliveries = int(info[0]["times_delivered"]) if info else 1
             out.append(StreamEntry(stream, entry_id, fields, deliveries))
         return out
+
+    def claim(self, stream: str, group: str, consumer: str, entry_ids: Sequence[str]) -> list[StreamEntry]:
+        if not entry_ids:
+            return []
+        # XCLAIM with no idle minimum: counts the delivery (a message that kills its process each
+        # time still reaches its attempt limit) and returns the fields; ids no longer pending are
+        # left out by Redis itself.
+        rows: Any = self._client.xclaim(stream, group, consumer, 0, list(entry_ids))
+        claimed = [(_s(i), _fields(f)) for i, f in rows if f is not None]
+        if not claimed:
+            return []
+        pipe = self._client.pipeline(transaction=False)
+        for entry_id, _ in claimed:
+            pipe.xpending_range(stream, group, min=entry_id, max=entry_id, count=1)
+        counts = pipe.execute()
+        return [
+            StreamEntry(stream, entry_id, fields, int(info[0]["times_delivered"]) if info else 1)
+            for (entry_id, fields), info in zip(claimed, counts, strict=True)
+        ]
 
     def renew(self, stream: str, group: str, consumer: str, entry_ids: Sequence[str]) -> None:
         if entry_ids:

@@ -110,6 +110,21 @@ class Transport(abc.ABC):
     def renew(self, stream: str, group: str, consumer: str, entry_ids: Sequence[str]) -> None:
         """Reset the idle time of entries this consumer is still working on."""
 
+    def claim(self, stream: str, group: str, consumer: str, entry_ids: Sequence[str]) -> list[StreamEntry]:
+        """Take over these pending entries now, whatever their idle time (XCLAIM): what a consumer
+        known to be dead left (a restarted process's predecessor). Entries no longer pending are
+        skipped."""
+        if not entry_ids:
+            return []
+        pending = {p.entry_id: p.deliveries for p in self.pending(stream, group, count=10_000)}
+        wanted = [i for i in entry_ids if i in pending]
+        self.renew(stream, group, consumer, wanted)
+        out = []
+        for entry_id in wanted:
+            for e in self.range(stream, start=entry_id, end=entry_id, count=1):
+                out.append(StreamEntry(stream, e.entry_id, e.fields, pending[entry_id] + 1))
+        return out
+
     @abc.abstractmethod
     def commit(self, commit: Commit) -> CommitResult: ...
 

@@ -10,14 +10,18 @@ its effects may be applied twice (askers ignore a second reply to one correlatio
 commit whose acknowledgement finds the entry already taken by another consumer is ``STALE``.
 
 Use it with a bus whose process id is ``identity_process_id(IDENT, ...)`` so that the process's
-own reply and control streams fall under its ACL (``auratown acl``).
+own reply and control streams fall under its ACL (``auratown acl``). Its ``identity`` (the URL's
+user, or given) sends the bus's dead letters to the agent's own stream (``dlq:IDENT``): the
+runtime's dead-letter stream is written by the runtime only.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
+from actors.bus._keys import check_identity
 from actors.bus._redis import RedisTransport
 from actors.bus._transport import Commit, CommitResult
 
@@ -26,6 +30,12 @@ class RestrictedRedisTransport(RedisTransport):
     """``RedisTransport`` without scripts: every command names only keys the ACL grants."""
 
     batches_commits = False
+
+    def __init__(self, url: str, *, identity: str | None = None, **kw: Any) -> None:
+        super().__init__(url, **kw)
+        user = identity or self.client.connection_pool.connection_kwargs.get("username")
+        self.identity: str | None = check_identity(user) if user and user != "default" else None
+        """The agent's ACL user, whose dead letters go to its own stream."""
 
     def commit(self, commit: Commit) -> CommitResult:
         client = self.client

@@ -22,8 +22,9 @@ from pydantic import BaseModel, Field
 from actors.bus import AskTimeoutError, Bus, RemoteError
 from actors.episodes import _assistant_prompts as prompts
 from actors.llm import GatewayConfig, LLMError, LLMGateway, MeteredCalls, Stage
+from actors.llm._json import looks_structured
 from actors.runtime import Context, StatefulActor, on
-from messages.aura import IntentFrame
+from messages.aura import IntentFrame, UsageSummary
 from messages.episodes import AssistantReply, EndSession, ToolRecord, TurnRecord, UserTurn
 from messages.probes import ListTools, ProbeCall, ProbeResult, ToolList
 from world.aura import budget_for_gap
@@ -46,6 +47,8 @@ log = structlog.get_logger("auratown.episode.assistant")
 
 T = TypeVar("T", bound=BaseModel)
 GatewayFactory = Callable[[str], LLMGateway]
+ConsolidatedHook = Callable[[str, UsageSummary], None]
+"""(task id, the reflection's model usage and fallbacks): told when a session is consolidated."""
 REPLY = "reply"
 ASK_USER = "ask_user"
 _FIRST_KINDS = frozenset({"request", "trigger"})
@@ -241,7 +244,11 @@ class LLMAssistant(MeteredCalls):
             out = self._structured(Stage.ANSWER, messages, StepOut)
             thought = out.thought or thought
             if out.action == REPLY:
-                return out.reply.strip() or out.thought.strip() or "Done."
+                text = out.reply.strip() or out.thought.strip() or "Done."
+                if looks_structured(text):
+                    # JSON or code where the user gets prose: never sent as if it were an answer.
+                    raise LLMError(Stage.ANSWER, "invalid_text", "the reply is data, not prose", 0)
+                return text
             messages.append({"role": "assistant", "content": out.model_dump_json()})
             if out.action not in names:
                 error = {"error": f"no tool named {out.action!r}; use one of the listed tools or reply"}
@@ -297,9 +304,12 @@ class AssistantActor(StatefulActor[AssistantState]):
         max_steps: int = 8,
         probe_limit: int = 3,
         timeout: float = 30.0,
+        on_consolidated: ConsolidatedHook | None = None,
     ) -> None:
         """``backend``: "offline" or a litellm model string. ``gateway_factory``: model -> the
-        gateway to use (default: a new one with default settings). ``timeout``: seconds per tool call."""
+        gateway to use (default: a new one with default settings). ``timeout``: seconds per tool call.
+        ``on_consolidated``: told each session's end-of-session reflection with its usage (the
+        runner of this process records it in the run directory)."""
         super().__init__()
         self.backend = backend
         self.intent_step = intent_step
@@ -308,6 +318,7 @@ class AssistantActor(StatefulActor[AssistantState]):
         self.probe_limit = probe_limit
         self.timeout = timeout
         self.address = "assistant"
+        self.on_consolidated = on_consolidated
         self._llm: LLMAssistant | None = None
 
     def on_start(self, address: str, bus: Bus) -> None:
@@ -383,11 +394,22 @@ class AssistantActor(StatefulActor[AssistantState]):
         transcript = self.state.transcripts.pop(msg.task_id, [])
         memory = self.state.memories.get(msg.user_id) or AssistantMemory(user_id=msg.user_id)
         model = self._model()
+        usage = UsageSummary()
         if model is not None:
             memory = model.consolidate(
                 memory, task_id=msg.task_id, transcript=transcript, sim_time=msg.sim_time
             )
+            usage = model.usage()  # its fallback too: the reflection is a stage like any other
         else:
             memory = consolidate(memory, task_id=msg.task_id, transcript=transcript, sim_time=msg.sim_time)
         self.state.memories[msg.user_id] = memory
-        log.info("session consolidated", task=msg.task_id, user=msg.user_id, notes=len(memory.notes))
+        log.info(
+            "session consolidated",
+            task=msg.task_id,
+            user=msg.user_id,
+            notes=len(memory.notes),
+            model_calls=usage.model_calls,
+            fallbacks=list(usage.fallbacks),
+        )
+        if self.on_consolidated is not None:
+            self.on_consolidated(msg.task_id, usage)

@@ -1,11 +1,14 @@
 """The LLM gateway: every model call of every actor, through litellm.
 
 Per-stage sampling settings (paper, Appendix A6), JSON answers validated into pydantic models
-with one repair attempt, retries with backoff for transient failures, per-actor and per-stage
+with one repair attempt (prose stages refuse JSON the same way), retries with backoff for
+transient failures, a deadline on every request and a budget of time and requests on every stage
+and every unit of work, per-actor and per-stage
 usage accounting, and a content-addressed response cache on disk or on the bus transport.
 Importing this package is cheap: litellm (and pydantic) load on the first call.
 """
 
+from actors.llm._budget import Budget
 from actors.llm._cache import DiskCache, ResponseCache, TransportCache, cache_key
 from actors.llm._config import GatewayConfig
 from actors.llm._errors import ErrorReason, LLMError
@@ -18,6 +21,7 @@ from actors.llm._usage import FallbackRecord, UsageLedger, UsageStats
 
 __all__ = [
     "STAGE_SETTINGS",
+    "Budget",
     "Completion",
     "DiskCache",
     "ErrorReason",

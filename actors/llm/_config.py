@@ -25,6 +25,17 @@ class GatewayConfig:
     seed: int | None = None
     """Passed to providers that accept it; best effort, so reruns rely on the cache instead."""
     max_backoff: float = 30.0
+    stage_budget: float | None = None
+    """Seconds one gateway call (a stage: its retries, backoff and repair call) may take in all;
+    None: room for each of them at its full deadline. Each request's deadline is cut to what is
+    left of it."""
+    stage_calls: int | None = None
+    """Requests one gateway call may send; None: ``max_retries + 2`` (the retries and a repair)."""
+    unit_budget: float | None = None
+    """Seconds every stage of one unit of work (a question, an assistant turn, a reflection) may
+    take together (``MeteredCalls``); None: ``4 * timeout``."""
+    unit_calls: int | None = 24
+    """Requests one unit of work may send in all; None: no limit."""
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -35,6 +46,28 @@ class GatewayConfig:
             raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
         if self.backoff < 0 or self.max_backoff < 0:
             raise ValueError("backoff must be >= 0")
+        for name in ("stage_budget", "unit_budget"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value < float("inf"):
+                raise ValueError(f"{name} must be positive and finite, got {value}")
+        for name in ("stage_calls", "unit_calls"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+
+    def stage_limits(self) -> tuple[float, int]:
+        """(seconds, requests) of one gateway call."""
+        if self.stage_budget is not None:
+            seconds = self.stage_budget
+        else:  # room for every retry and the repair call at their full deadline, and the backoff
+            waits = sum(self.delay_before_retry(n) for n in range(1, self.max_retries + 1))
+            seconds = (self.max_retries + 2) * (self.timeout + 0.5) + waits  # 0.5: a request's overhead
+        calls = self.stage_calls if self.stage_calls is not None else self.max_retries + 2
+        return seconds, calls
+
+    def unit_limits(self) -> tuple[float, int | None]:
+        """(seconds, requests) of one unit of work."""
+        return (self.unit_budget if self.unit_budget is not None else 4 * self.timeout), self.unit_calls
 
     def settings_for(self, stage: Stage) -> StageSettings:
         return self.stage_overrides.get(stage) or STAGE_SETTINGS[stage]
@@ -52,6 +85,10 @@ class GatewayConfig:
             "max_retries": self.max_retries,
             "backoff": self.backoff,
             "seed": self.seed,
+            "stage_budget": self.stage_limits()[0],
+            "stage_calls": self.stage_limits()[1],
+            "unit_budget": self.unit_limits()[0],
+            "unit_calls": self.unit_calls,
             "stages": {
                 str(s): {"temperature": st.temperature, "max_tokens": st.max_tokens}
                 for s in Stage

@@ -8,8 +8,20 @@ from typing import Any, Literal
 from actors.llm._stages import Stage
 
 ErrorReason = Literal[
-    "timeout", "rate_limited", "http_error", "empty", "invalid_json", "invalid_schema", "connection"
+    "timeout",
+    "rate_limited",
+    "http_error",
+    "empty",
+    "invalid_json",
+    "invalid_schema",
+    "invalid_text",
+    "connection",
+    "budget",
+    "unavailable",
 ]
+"""``invalid_text``: a stage that expects prose got JSON (or code) instead; ``budget``: the stage
+or its unit of work ran out of time or requests (nothing more was sent); ``unavailable``: an
+earlier stage of the same unit found the model not answering at all (nothing was sent)."""
 
 TRANSIENT_REASONS: frozenset[str] = frozenset({"timeout", "rate_limited", "connection"})
 

@@ -17,10 +17,17 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import structlog
 
+from actors.llm._budget import Budget
 from actors.llm._cache import ResponseCache, cache_key
 from actors.llm._config import GatewayConfig
 from actors.llm._errors import ErrorReason, LLMError, classify
-from actors.llm._json import NoJSONError, extract_json, repair_prompt
+from actors.llm._json import (
+    NoJSONError,
+    extract_json,
+    looks_structured,
+    prose_repair_prompt,
+    repair_prompt,
+)
 from actors.llm._stages import Stage, StageSettings
 from actors.llm._usage import UsageLedger, UsageStats
 
@@ -31,6 +38,13 @@ T = TypeVar("T", bound="BaseModel")
 Messages = list[dict[str, str]]
 
 log = structlog.get_logger("auratown.llm")
+
+DEADLINE_GRACE = 0.5
+"""Seconds past a request's deadline before the gateway stops waiting for the provider's client
+(which enforces the same timeout itself, but per read: a server that trickles bytes evades it)."""
+
+MIN_REQUEST_S = 0.05
+"""A request is not started with less time than this left in its budget."""
 
 _import_lock = threading.Lock()
 _litellm_module: Any = None
@@ -108,19 +122,42 @@ class LLMGateway:
         actor: str = "",
         settings: StageSettings | None = None,
         fresh: bool = False,
+        budget: Budget | None = None,
+        prose: bool = False,
     ) -> Completion:
         """The model's text answer; raises LLMError (reason "empty" for a blank answer).
         ``fresh``: ask the model even if the cache has an answer (a retry of an answer that could
-        not be read); the new answer replaces the cached one."""
+        not be read); the new answer replaces the cached one. ``budget``: the unit of work's, which
+        this stage's own budget (``GatewayConfig.stage_limits``) draws from. ``prose``: the stage
+        expects prose; an answer that is JSON (or a code block) gets one repair call, then
+        LLMError("invalid_text"), and is never returned as the answer."""
         settings = settings or self.config.settings_for(stage)
-        key = self._key(settings, messages, None)
-        hit = None if fresh else self._cached(stage, actor, key)
+        key = self._key(settings, messages, None)  # a cached answer that is not prose is not used
+        hit = None if fresh else self._cached(stage, actor, key, prose=prose)
         if hit is not None:
             return hit[0]
-        answer = self._request(stage, settings, messages, actor)
+        _litellm()  # imported (seconds, the first time) before any budget's clock starts
+        stage_budget = self._stage_budget(budget)
+        answer = self._request(stage, settings, messages, actor, stage_budget)
         if not answer.text.strip():
             self.usage.add(stage, actor, UsageStats(failures=1))
             raise LLMError(stage, "empty", "the model returned no text", answer.attempts)
+        if prose and looks_structured(answer.text):
+            log.info("llm.repair", stage=str(stage), actor=actor, reason="invalid_text")
+            self.usage.add(stage, actor, UsageStats(repairs=1))
+            repair = [
+                *messages,
+                {"role": "assistant", "content": answer.text},
+                {"role": "user", "content": prose_repair_prompt()},
+            ]
+            second = self._follow_up(stage, settings, repair, actor, budget=stage_budget, first=answer)
+            if not second.text.strip() or looks_structured(second.text):
+                self.usage.add(stage, actor, UsageStats(failures=1))
+                raise LLMError(
+                    stage, "invalid_text", "after one repair the answer is still not prose", second.attempts
+                )
+            self._store(key, second, repaired=True)
+            return second
         self._store(key, answer, repaired=False)
         return answer
 
@@ -132,13 +169,14 @@ class LLMGateway:
         *,
         actor: str = "",
         settings: StageSettings | None = None,
+        budget: Budget | None = None,
     ) -> Structured[T]:
         """The answer parsed and validated into ``schema``, after at most one repair call.
 
         The prompt should ask for JSON (``schema_prompt(schema)`` words it); the answer may wrap
         the object in code fences or prose. An answer that does not validate gets one repair
         call showing the model its error; if that fails too, LLMError("empty" | "invalid_json" |
-        "invalid_schema") is raised, never a default value.
+        "invalid_schema") is raised, never a default value. ``budget``: as for ``complete``.
         """
         settings = settings or self.config.settings_for(stage)
         key = self._key(settings, messages, schema)
@@ -148,7 +186,9 @@ class LLMGateway:
             assert value is not None
             return Structured(value, completion, repaired)
 
-        first = self._request(stage, settings, messages, actor)
+        _litellm()  # imported (seconds, the first time) before any budget's clock starts
+        stage_budget = self._stage_budget(budget)
+        first = self._request(stage, settings, messages, actor, stage_budget)
         parsed = _parse(first.text, schema)
         if parsed.value is not None:
             self._store(key, first, repaired=False)
@@ -158,8 +198,36 @@ class LLMGateway:
         self.usage.add(stage, actor, UsageStats(repairs=1))
         shown = [{"role": "assistant", "content": first.text}] if first.text.strip() else []
         repair = [*messages, *shown, {"role": "user", "content": repair_prompt(schema, parsed.problem)}]
-        second = self._request(stage, settings, repair, actor)
-        both = replace(
+        both = self._follow_up(stage, settings, repair, actor, budget=stage_budget, first=first)
+        second = both
+        reparsed = _parse(second.text, schema)
+        if reparsed.value is None:
+            self.usage.add(stage, actor, UsageStats(failures=1))
+            raise LLMError(stage, reparsed.reason, f"after one repair: {reparsed.problem}", both.attempts)
+        self._store(key, both, repaired=True)
+        return Structured(reparsed.value, both, repaired=True)
+
+    def _stage_budget(self, unit: Budget | None) -> Budget:
+        seconds, calls = self.config.stage_limits()
+        return unit.child(seconds, calls) if unit is not None else Budget(seconds, calls)
+
+    def _follow_up(
+        self,
+        stage: Stage,
+        settings: StageSettings,
+        messages: Messages,
+        actor: str,
+        *,
+        budget: Budget,
+        first: Completion,
+    ) -> Completion:
+        """The repair call after ``first``: its answer with both calls' tokens, cost, latency and
+        attempts; a repair call that fails raises with the attempts of both."""
+        try:
+            second = self._request(stage, settings, messages, actor, budget)
+        except LLMError as exc:
+            raise LLMError(exc.stage, exc.reason, exc.detail, first.attempts + exc.attempts) from exc
+        return replace(
             second,
             prompt_tokens=first.prompt_tokens + second.prompt_tokens,
             completion_tokens=first.completion_tokens + second.completion_tokens,
@@ -167,12 +235,6 @@ class LLMGateway:
             latency_s=first.latency_s + second.latency_s,
             attempts=first.attempts + second.attempts,
         )
-        reparsed = _parse(second.text, schema)
-        if reparsed.value is None:
-            self.usage.add(stage, actor, UsageStats(failures=1))
-            raise LLMError(stage, reparsed.reason, f"after one repair: {reparsed.problem}", both.attempts)
-        self._store(key, both, repaired=True)
-        return Structured(reparsed.value, both, repaired=True)
 
     def record_fallback(self, stage: Stage, actor: str, reason: str) -> None:
         """A caller answered with an offline backend instead of the model: counted, never silent."""
@@ -181,24 +243,39 @@ class LLMGateway:
 
     # -- model calls -------------------------------------------------------------------------
 
-    def _request(self, stage: Stage, settings: StageSettings, messages: Messages, actor: str) -> Completion:
-        """One answer from the model, retrying transient failures with exponential backoff."""
+    def _request(
+        self, stage: Stage, settings: StageSettings, messages: Messages, actor: str, budget: Budget
+    ) -> Completion:
+        """One answer from the model, retrying transient failures with exponential backoff, each
+        request cut to its deadline and all of them to ``budget``."""
         litellm = _litellm()
         kwargs = self._call_kwargs(settings, messages)
         latency = 0.0
         attempts = 0
         while True:
+            if budget.remaining() < MIN_REQUEST_S or not budget.take_call():
+                self.usage.add(
+                    stage,
+                    actor,
+                    UsageStats(calls=attempts, retries=max(0, attempts - 1), latency_s=latency, failures=1),
+                )
+                raise LLMError(
+                    stage, "budget", f"no time or request left ({budget.describe()} per stage)", attempts
+                )
             attempts += 1
+            deadline = min(self.config.timeout, budget.remaining())
             started = time.monotonic()
             try:
-                response = litellm.completion(**kwargs)
+                response = _call_with_deadline(litellm, {**kwargs, "timeout": deadline}, deadline)
             # litellm maps provider errors onto openai's exception types, but whatever else a
             # provider integration raises must still end as a typed, counted LLMError.
             except Exception as exc:
                 latency += time.monotonic() - started
                 reason, transient, detail = classify(exc)
-                if transient and attempts <= self.config.max_retries:
-                    delay = self.config.delay_before_retry(attempts)
+                delay = self.config.delay_before_retry(attempts)
+                # Out of budget for another attempt: the failure is this one's, not the budget's.
+                room = budget.remaining() - delay >= MIN_REQUEST_S and budget.calls_left() >= 1
+                if transient and attempts <= self.config.max_retries and room:
                     log.warning(
                         "llm.retry",
                         stage=str(stage),
@@ -291,7 +368,7 @@ class LLMGateway:
         )
 
     def _cached(
-        self, stage: Stage, actor: str, key: str | None, schema: type[T] | None = None
+        self, stage: Stage, actor: str, key: str | None, schema: type[T] | None = None, *, prose: bool = False
     ) -> tuple[Completion, T | None, bool] | None:
         if key is None or self.cache is None:
             return None
@@ -303,6 +380,8 @@ class LLMGateway:
             log.warning("llm.cache_error", op="get", error=repr(exc))
             return None
         if entry is None or not isinstance(entry.get("text"), str) or not entry["text"].strip():
+            return None
+        if prose and looks_structured(entry["text"]):
             return None
         value = None
         if schema is not None:
@@ -356,3 +435,26 @@ def _parse(text: str, schema: type[T]) -> _Parsed[T]:
             for err in exc.errors(include_url=False)
         )
         return _Parsed(None, "invalid_schema", f"the JSON does not match the schema: {errors}")
+
+
+def _call_with_deadline(litellm: Any, kwargs: dict[str, Any], seconds: float) -> Any:
+    """``litellm.completion(**kwargs)``, given up on ``DEADLINE_GRACE`` after ``seconds`` (as a
+    TimeoutError, a transient failure): the call goes on in its daemon thread until the client's
+    own timeout ends it, but nobody waits for it."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["response"] = litellm.completion(**kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread as is
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="llm-request", daemon=True).start()
+    if not done.wait(max(0.0, seconds) + DEADLINE_GRACE):
+        raise TimeoutError(f"the model did not answer within its {seconds:.3g}s deadline")
+    if "error" in box:
+        raise box["error"]
+    return box["response"]

@@ -60,3 +60,27 @@ def repair_prompt(schema: type[BaseModel], problem: str) -> str:
         "It must validate against this JSON Schema:\n"
         + json.dumps(schema.model_json_schema(), sort_keys=True)
     )
+
+
+def looks_structured(text: str) -> bool:
+    """Whether an answer a prose stage got is data, not prose: a whole JSON value, a code block,
+    or text that opens like a JSON object or array (``{not json, 'yes': YES ,,``)."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if stripped.startswith(("{", "[", "```")):
+        return True
+    try:
+        json.loads(stripped)
+    except ValueError:
+        return False
+    # A bare string, number, true/false/null is no prose answer either.
+    return True
+
+
+def prose_repair_prompt() -> str:
+    """The follow-up when a prose stage got JSON or code: the model is asked for the answer itself."""
+    return (
+        "Your previous answer was data (JSON or code), not an answer for the user. Reply again with "
+        "the answer itself in plain sentences: no JSON, no code fences, no braces."
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
+from actors.llm._budget import Budget
 from actors.llm._errors import LLMError
 from actors.llm._gateway import Completion, LLMGateway, Structured
 from actors.llm._stages import Stage
@@ -19,18 +20,39 @@ T = TypeVar("T", bound="BaseModel")
 
 class MeteredCalls:
     """Calls ``gateway`` as ``actor`` and remembers each answer, failure and fallback until
-    ``reset``. Subclassed by model-backed backends (the AURA pipeline's, the assistant's)."""
+    ``reset``. Subclassed by model-backed backends (the AURA pipeline's, the assistant's).
 
-    def __init__(self, gateway: LLMGateway, *, actor: str) -> None:
+    Each unit (from one ``reset`` to the next) has a ``Budget`` of time and requests
+    (``GatewayConfig.unit_limits``, or ``budget_s``/``budget_calls``) that every stage of it
+    draws from: a model that never answers costs the unit that long at most, then every further
+    stage falls back at once, recorded. A stage that found the model not answering at all (timed
+    out or unreachable after its retries) has the unit's later stages fall back without a call."""
+
+    def __init__(
+        self,
+        gateway: LLMGateway,
+        *,
+        actor: str,
+        budget_s: float | None = None,
+        budget_calls: int | None = None,
+    ) -> None:
         self.gateway = gateway
         self.actor = actor
+        seconds, calls = gateway.config.unit_limits()
+        self.budget_s = budget_s if budget_s is not None else seconds
+        self.budget_calls = budget_calls if budget_calls is not None else calls
+        self.budget = Budget(self.budget_s, self.budget_calls)
+        self._unreachable: str | None = None
         self._completions: list[Completion] = []
         self._fallbacks: list[str] = []
         self._failed_attempts = 0
         """Requests behind calls that gave no usable answer (their tokens are not known here)."""
 
     def reset(self) -> None:
+        """A new unit of work: its usage starts at zero and its budget in full."""
         self._completions, self._fallbacks, self._failed_attempts = [], [], 0
+        self.budget = Budget(self.budget_s, self.budget_calls)
+        self._unreachable = None
 
     def usage(self) -> UsageSummary:
         from messages.aura import UsageSummary
@@ -45,18 +67,29 @@ class MeteredCalls:
             fallbacks=tuple(self._fallbacks),
         )
 
+    def _check_reachable(self, stage: Stage) -> None:
+        if self._unreachable is not None:
+            raise LLMError(stage, "unavailable", f"an earlier stage of this unit: {self._unreachable}", 0)
+
     def _structured(self, stage: Stage, messages: list[dict[str, str]], schema: type[T]) -> T:
-        out: Structured[T] = self.gateway.structured(stage, messages, schema, actor=self.actor)
+        self._check_reachable(stage)
+        out: Structured[T] = self.gateway.structured(
+            stage, messages, schema, actor=self.actor, budget=self.budget
+        )
         self._completions.append(out.completion)
         return out.value
 
-    def _complete(self, stage: Stage, messages: list[dict[str, str]]) -> str:
-        done = self.gateway.complete(stage, messages, actor=self.actor)
+    def _complete(self, stage: Stage, messages: list[dict[str, str]], *, prose: bool = True) -> str:
+        """A prose answer (JSON or code is repaired once, else LLMError("invalid_text"))."""
+        self._check_reachable(stage)
+        done = self.gateway.complete(stage, messages, actor=self.actor, budget=self.budget, prose=prose)
         self._completions.append(done)
         return done.text
 
     def _fallback(self, stage: Stage, exc: LLMError) -> None:
         """The caller answers offline instead: counted on the gateway and on this unit, never silent."""
         self._failed_attempts += exc.attempts
+        if exc.reason in ("timeout", "connection") and self._unreachable is None:
+            self._unreachable = f"{exc.stage.value}: {exc.reason}"
         self.gateway.record_fallback(stage, self.actor, exc.reason)
         self._fallbacks.append(f"{stage.value}: {exc.reason}")

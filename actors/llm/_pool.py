@@ -3,6 +3,7 @@ accumulate across queries, sessions and actors."""
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,12 +13,38 @@ from actors.llm._config import GatewayConfig
 from actors.llm._gateway import LLMGateway
 from actors.llm._stages import STAGE_SETTINGS, StageSettings
 
+ENV_TIMEOUT = "AURATOWN_MODEL_TIMEOUT"
+ENV_STAGE_BUDGET = "AURATOWN_MODEL_STAGE_BUDGET"
+ENV_UNIT_BUDGET = "AURATOWN_MODEL_UNIT_BUDGET"
+"""Environment variables that set a pool's per-request deadline and its stage and unit budgets
+(seconds) when the caller does not: every process of a run (workers too) reads the same ones."""
+
+
+def _env_seconds(name: str) -> float | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be positive and finite, got {raw!r}")
+    return value
+
 
 @dataclass
 class GatewayPool:
     api_base: str | None = None
     api_key: str | None = None
-    timeout: float = 60.0
+    timeout: float | None = None
+    """Seconds one request may take; None: $AURATOWN_MODEL_TIMEOUT, else 60."""
+    stage_budget: float | None = None
+    """Seconds one stage may take (retries and repair); None: $AURATOWN_MODEL_STAGE_BUDGET, else
+    ``GatewayConfig``'s default (twice the timeout)."""
+    unit_budget: float | None = None
+    """Seconds one unit of work may take (a turn, a question, a reflection); None:
+    $AURATOWN_MODEL_UNIT_BUDGET, else ``GatewayConfig``'s default (four times the timeout)."""
     cache: ResponseCache | None = None
     cache_dir: Path | None = None
     max_tokens: int | None = None
@@ -50,8 +77,10 @@ class GatewayPool:
                     model=model,
                     api_base=self.api_base,
                     api_key=self.api_key,
-                    timeout=self.timeout,
+                    timeout=self.timeout or _env_seconds(ENV_TIMEOUT) or 60.0,
                     stage_overrides=overrides,
+                    stage_budget=self.stage_budget or _env_seconds(ENV_STAGE_BUDGET),
+                    unit_budget=self.unit_budget or _env_seconds(ENV_UNIT_BUDGET),
                 )
                 gw = self._gateways[model] = LLMGateway(config, cache=store)
             return gw

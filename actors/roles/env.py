@@ -7,6 +7,7 @@ import structlog
 
 from actors.aura import BackendFactory, BusProbes, make_backend_factory
 from actors.bus import AskTimeoutError, RemoteError
+from actors.llm import MeteredCalls
 from actors.runtime import Actor, Context, on
 from messages.aura import AnswerData, AskQuery
 from messages.probes import GetProbeScene, ProbeScene, ProbeSceneData
@@ -28,11 +29,16 @@ class EnvActor(Actor):
         registry: str = "registry",
         world: str = "world",
         timeout: float = 10.0,
+        model_budget: float | None = 45.0,
     ) -> None:
+        """``model_budget``: seconds every model call of one question may take together (within
+        ``auratown ask``'s default 60 s wait); past it each remaining stage answers offline,
+        recorded as a fallback on the answer. None: the gateway's own unit budget."""
         self.backends = backends or make_backend_factory()
         self.registry = registry
         self.world = world
         self.timeout = timeout
+        self.model_budget = model_budget
 
     @on(AskQuery)
     def ask(self, ctx: Context, msg: AskQuery) -> AnswerData | Rejected:
@@ -50,6 +56,9 @@ class EnvActor(Actor):
             timeout=self.timeout,
         )
         backend = self.backends(msg.model)
+        if isinstance(backend, MeteredCalls) and self.model_budget is not None:
+            backend.budget_s = min(backend.budget_s, self.model_budget)
+            backend.reset()  # the question's budget starts now
         answer = answer_query(
             msg.query,
             view.asker,

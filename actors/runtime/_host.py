@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
@@ -45,6 +46,30 @@ from messages import EncodeError
 log = structlog.get_logger("auratown.runtime")
 
 ActorFactory = Callable[[], Actor]
+
+_LIVE_HERE: set[str] = set()
+"""Process ids of the hosts running in this OS process (a test may run several): another process
+id announced with this pid is an earlier incarnation, not a sibling."""
+_LIVE_HERE_LOCK = threading.Lock()
+ORPHAN_IDLE_MS = 2000
+"""An entry pending under this host's own name, idle this long and not in its hands, is orphaned."""
+
+
+def _pid_gone(pid: object) -> bool:
+    """The process ``pid`` of this machine has ended (or is a zombie nobody reaped yet)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # someone else's process: alive as far as we can tell
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 class ActorCrashedError(Exception):
@@ -240,6 +265,8 @@ class Host:
         self._scheduler = Scheduler(f"retries-{self.bus.process_id}")
         if self.bus.transport.batches_commits:
             self._committer = Committer(self.bus, self._finish, name=f"committer-{self.name}")
+        with _LIVE_HERE_LOCK:
+            _LIVE_HERE.add(self.bus.process_id)
         self._heartbeat()
         self._ensure_readers()
         self._maintenance = threading.Thread(
@@ -637,6 +664,7 @@ class Host:
             next_at["heartbeat"] = now + cfg.heartbeat_every
             self._heartbeat()
             self.bus.sweep_reply_lanes()
+            self._take_over()
         if now >= next_at["sweep"]:
             next_at["sweep"] = now + cfg.heartbeat_every * 5
             self.bus.sweep_dead_processes()
@@ -648,6 +676,74 @@ class Host:
             for subs in self._subscriptions_by_group().values():
                 for sub in subs:
                     self.bus.transport.trim_acknowledged(sub.stream)
+            self.bus.trim_dead_letters()  # their retention by age, with no new dead letter too
+
+    # ------------------------------------------------------------------ takeover
+
+    def _dead_consumers(self) -> dict[str, tuple[int, bool]]:
+        """Consumers known to be dead, each with the idle time (ms) its entries need before they
+        are taken: 0 for a process of this machine that has ended (this host's own predecessor,
+        killed and restarted: its pid is gone, or it is this very pid under another process id),
+        two heartbeats for one whose presence expired (another machine's); and whether it read
+        nothing this host does not read (so this host may forget it once it took over)."""
+        me, here = self.bus.process_id, socket.gethostname()
+        with _LIVE_HERE_LOCK:
+            siblings = set(_LIVE_HERE)
+        ours = set(self.addresses)
+        dead: dict[str, tuple[int, bool]] = {}
+        for p in self.bus.processes():
+            if p.process_id == me or p.process_id in siblings:
+                continue
+            pid = p.info.get("pid")
+            covered = set(p.info.get("addresses", ())) <= ours
+            if p.info.get("host") == here and (pid == os.getpid() or _pid_gone(pid)):
+                dead[p.process_id] = (0, covered)
+            elif not p.alive:
+                dead[p.process_id] = (int(self.config.heartbeat_every * 2 * 1000), covered)
+        return dead
+
+    def _take_over(self) -> None:
+        """Claim at once what dead consumers left pending, instead of waiting out the visibility
+        timeout; then forget them (presence, consumer names) once nothing of theirs is left.
+
+        Entries pending under this host's own name that it is not working on are taken again too:
+        Redis restarted from an AOF that ends before their acknowledgement (a lost tail) shows
+        them pending, and nobody else would look at them before the visibility timeout."""
+        dead = self._dead_consumers()
+        if self._stopping.is_set():
+            return
+        me = self.bus.process_id
+        left: set[str] = set()
+        for sub in self.subscriptions():
+            rows = self.bus.transport.pending(sub.stream, sub.group, count=1000)
+            theirs = [r for r in rows if r.consumer in dead]
+            ready = [r.entry_id for r in theirs if r.idle_ms >= dead[r.consumer][0]]
+            left.update(r.consumer for r in theirs if r.idle_ms < dead[r.consumer][0])
+            mine = [r for r in rows if r.consumer == me and r.idle_ms >= ORPHAN_IDLE_MS]
+            if mine:
+                with self._cv:
+                    ready += [r.entry_id for r in mine if (sub.stream, r.entry_id) not in self._in_flight]
+            room = self.config.max_in_flight - self.in_flight()
+            if len(ready) > room or len(rows) >= 1000:
+                left.update(dead)  # more than this round can hold: the next one goes on
+                ready = ready[: max(0, room)]
+            if ready:
+                entries = self.bus.transport.claim(sub.stream, sub.group, self.bus.process_id, ready)
+                self.bus.count("taken_over", len(entries))
+                log.warning(
+                    "took over pending entries nobody works on",
+                    stream=sub.stream,
+                    n=len(entries),
+                    consumers=sorted({r.consumer for r in rows if r.entry_id in ready}),
+                )
+                self._dispatch([self.bus.to_delivery(sub, e) for e in entries])
+        done = {p for p in set(dead) - left if dead[p][1]}
+        for process_id in done:
+            for sub in self.subscriptions():
+                self.bus.transport.delete_consumer(sub.stream, sub.group, process_id)
+            self.bus.transport.delete(self.bus.keys.alive(process_id))
+        if done:
+            self.bus.sweep_dead_processes()
 
     def _reclaim(self) -> None:
         min_idle = int(self.config.visibility_timeout * 1000)
@@ -726,6 +822,8 @@ class Host:
         if self._maintenance is not None:
             self._wake_maintenance.set()
             self._maintenance.join(timeout=2.0)
+        with _LIVE_HERE_LOCK:
+            _LIVE_HERE.discard(self.bus.process_id)
         try:
             self.bus.leave()
             self.bus.transport.delete(self._control.stream)

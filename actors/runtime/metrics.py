@@ -223,6 +223,12 @@ def _traffic(out: MetricsText, bus: Bus) -> None:
     out.family("dead_lettered_total", "counter", "Entries this process moved to the dead-letter stream.")
     for reason, n in sorted(reasons.items()):
         out.sample("dead_lettered_total", n, {"reason": reason})
+    out.family(
+        "dead_letters_dropped_total", "counter", "Dead letters this process dropped by the retention policy."
+    )
+    for cause in ("age", "length"):
+        dropped = events.get(f"dead_letters_dropped_{cause}", 0)
+        out.sample("dead_letters_dropped_total", dropped, {"cause": cause})
 
 
 def _backlog(out: MetricsText, host: Host | None, bus: Bus) -> bool:
@@ -232,7 +238,7 @@ def _backlog(out: MetricsText, host: Host | None, bus: Bus) -> bool:
     out.family("stream_length", "gauge", "Entries in each stream this process reads.")
     out.family("stream_pending", "gauge", "Entries delivered to a consumer group and not yet acknowledged.")
     try:
-        dlq = bus.transport.length(bus.keys.dead_letters)
+        dlq = bus.transport.length(bus.dead_letter_stream)  # an attached agent: its own
         rows: list[tuple[str, str, int, int]] = []
         seen: set[tuple[str, str]] = set()
         for sub in host.subscriptions() if host is not None else []:
@@ -365,7 +371,7 @@ def metrics_route(render: Callable[[], str]) -> Callable[[], tuple[str, bytes]]:
     return lambda: (CONTENT_TYPE, render().encode())
 
 
-def serve_metrics(port: int, render: Callable[[], str], *, host: str = "0.0.0.0") -> MetricsServer:
+def serve_metrics(port: int, render: Callable[[], str], *, host: str = "127.0.0.1") -> MetricsServer:
     """Answer ``GET /metrics`` with ``render()`` on ``host:port`` (0: a free port) until closed."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -398,7 +404,7 @@ def serve_metrics(port: int, render: Callable[[], str], *, host: str = "0.0.0.0"
 
 
 def serve_host_metrics(
-    host: Host, port: int, *, ledgers: Ledgers | None = None, bind: str = "0.0.0.0"
+    host: Host, port: int, *, ledgers: Ledgers | None = None, bind: str = "127.0.0.1"
 ) -> MetricsServer:
     """``serve_metrics`` for a host process (``auratown daemon --metrics-port``, workers)."""
     return serve_metrics(port, lambda: render_metrics(host, host.bus, ledgers), host=bind)

@@ -3,6 +3,13 @@ the next one when its speed allows, unless paused (``Step`` runs ticks even whil
 
 The decision of what to do is ``next_action``, a pure function of the clock's state and the
 time; the actor only persists the state, keeps a timer and sends what the function says.
+
+The world's tick is the authority. When Redis comes back without its last writes (an OS crash
+under ``appendfsync everysec``), the clock finds its stored state is not the one it last committed
+(it checks before every message, and every ``VERIFY_EVERY`` seconds while it waits for the world):
+it goes back to what Redis holds, records a repair and sends the awaited tick again at once. A
+world that is not at the tick it is sent tells the clock where it is (a ``TickCompleted`` sent to
+the clock's inbox, not published), and the clock adopts that position, recorded as a repair too.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from actors.bus import Bus
 from actors.runtime import Context, StatefulActor, on
 from actors.runtime._scheduler import Scheduler
 from actors.town._config import TownConfig
+from messages import Message
 from messages.town import (
     ClockStatus,
     ClockWake,
@@ -35,6 +43,13 @@ log = structlog.get_logger("auratown.clock")
 CLOCK = "clock"
 WAKE_RETRY_S = 1.0
 """Seconds before a wake-up that could not be sent (Redis away) is tried again."""
+VERIFY_EVERY = 2.0
+"""Seconds between checks, while a tick is awaited, that Redis still holds the clock's state."""
+REPAIRS_KEPT = 20
+
+_STORED_HERE: dict[tuple[str, str], int] = {}
+"""(namespace, address) -> the last tick a clock of this process stored as completed: a clock that
+loads less (restarted or reloaded after a commit that did not apply) records the repair."""
 WORLD = "world"
 
 
@@ -49,6 +64,10 @@ class ClockState(BaseModel):
     steps_pending: int = 0
     sent_at: float = 0.0
     """Wall time the last tick was sent (paces the next one; detects a stuck world)."""
+    repairs: int = 0
+    """Times the clock and the world were reconciled (Redis lost writes, or they disagreed)."""
+    repair_log: list[str] = []  # pydantic copies mutable defaults
+    """The last ``REPAIRS_KEPT`` repairs, what was found and what was done."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +95,30 @@ def next_action(state: ClockState, now: float, resend_after: float) -> NextActio
     return NextAction(send=state.next_tick)
 
 
+def adopt(state: ClockState, world_completed: int) -> str | None:
+    """The world says its last completed tick is ``world_completed``: take that position.
+    Returns what changed (a repair to record), or None if the clock already agreed.
+
+    Steps run while paused are owed ticks: a world behind the clock owes the ticks again, a
+    world ahead of it has run some of them already."""
+    if state.completed == world_completed and state.awaiting in (None, world_completed + 1):
+        return None
+    before = f"completed {state.completed}, awaiting {state.awaiting}"
+    if state.paused or state.steps_pending:
+        # Ticks [0, next_tick) were sent; the world has done [0, world_completed].
+        state.steps_pending = max(0, state.steps_pending + state.next_tick - 1 - world_completed)
+    state.completed = world_completed
+    state.next_tick = world_completed + 1
+    state.awaiting = None
+    state.sent_at = 0.0
+    return f"clock had {before}; the world has completed {world_completed}: adopted"
+
+
+def record_repair(state: ClockState, what: str) -> None:
+    state.repairs += 1
+    state.repair_log = [*state.repair_log, what][-REPAIRS_KEPT:]
+
+
 def completed(state: ClockState, tick: int) -> None:
     state.completed = max(state.completed, tick)
     state.next_tick = max(state.next_tick, tick + 1)
@@ -95,13 +138,77 @@ class ClockActor(StatefulActor[ClockState]):
         self._lock = threading.Lock()
         self._bus: Bus | None = None
         self._address = CLOCK
+        self._committed: bytes | None = None
+        """The state as last stored (loaded or saved): what Redis must still hold."""
         super().__init__()
 
     def initial_state(self) -> ClockState:
         return ClockState(ticks_per_second=self.config.ticks_per_second, paused=self.config.start_paused)
 
+    def save_state(self) -> bytes | None:
+        data = super().save_state()
+        self._committed = data
+        if self._bus is not None:
+            _STORED_HERE[self._bus.namespace, self._address] = self.state.completed
+        return data
+
+    def load_state(self, data: bytes | None) -> None:
+        super().load_state(data)
+        self._committed = data
+        if self._bus is not None:  # a reload; the first load is checked by on_start
+            self._check_regression(self._bus)
+
+    def _check_regression(self, bus: Bus) -> None:
+        """Loaded a state behind what this process stored: Redis lost writes (or a commit did
+        not apply). Record it and ask the world again for the awaited tick at once."""
+        key = (bus.namespace, self._address)
+        stored_here = _STORED_HERE.get(key)
+        s = self.state
+        if stored_here is None or s.completed >= stored_here:
+            return
+        _STORED_HERE[key] = s.completed
+        s.sent_at = 0.0
+        what = (
+            f"the clock's stored state is behind what this process stored (completed {s.completed} < "
+            f"{stored_here}): Redis lost writes or a commit did not apply; went on from it and asked "
+            "the world again"
+        )
+        self._repaired(bus, what)
+
+    def dispatch(self, ctx: Context, message: Message) -> Message | None:
+        self._verify_store(ctx)
+        return super().dispatch(ctx, message)
+
+    def _verify_store(self, ctx: Context) -> None:
+        """Redis must hold the state this clock last stored; if it lost it (an OS crash cut its
+        AOF's tail), every actor's stored state is from the same earlier moment: go back to it and
+        ask the world again for the awaited tick, at once."""
+        if self._committed is None:
+            return
+        stored = ctx.bus.load_state(ctx.address)
+        if stored == self._committed:
+            return
+        lost = self.state
+        super().load_state(stored)
+        self._committed = stored
+        s = self.state
+        _STORED_HERE[ctx.bus.namespace, ctx.address] = s.completed
+        what = (
+            f"Redis lost the clock's last writes (it had completed {lost.completed}, awaiting "
+            f"{lost.awaiting}; Redis holds completed {s.completed}, awaiting {s.awaiting}): "
+            "went back to what Redis holds and asked the world again"
+        )
+        s.sent_at = 0.0  # an awaited tick is sent again now: its message may be lost too
+        self._repaired(ctx.bus, what)
+
+    def _repaired(self, bus: Bus, what: str) -> None:
+        record_repair(self.state, what)
+        bus.count("town_repairs")
+        log.warning("clock repaired", repair=what, repairs=self.state.repairs)
+
     def on_start(self, address: str, bus: Bus) -> None:
         self._bus, self._address = bus, address
+        self._check_regression(bus)
         self._timer = Scheduler(f"clock-timer-{bus.process_id}")
         self._wake_at(self._now())  # resume wherever the stored state left off
 
@@ -141,16 +248,19 @@ class ClockActor(StatefulActor[ClockState]):
             log.warning("world has not completed the tick; sending it again", tick=action.resend)
             ctx.tell(WORLD, Tick(tick=action.resend), sim_time=action.resend)
             s.sent_at = self._now()
-            self._wake_at(s.sent_at + self.config.resend_after)
+            self._wake_at(s.sent_at + min(self.config.resend_after, VERIFY_EVERY))
         elif action.send is not None:
             ctx.tell(WORLD, Tick(tick=action.send), sim_time=action.send)
             s.awaiting = action.send
             s.next_tick = action.send + 1
             s.sent_at = self._now()
             s.steps_pending = max(0, s.steps_pending - 1)
-            self._wake_at(s.sent_at + self.config.resend_after)
+            self._wake_at(s.sent_at + min(self.config.resend_after, VERIFY_EVERY))
         elif action.wake_at is not None:
-            self._wake_at(action.wake_at)
+            if s.awaiting is not None:  # look again soon that Redis kept what we stored
+                self._wake_at(min(action.wake_at, self._now() + VERIFY_EVERY))
+            else:
+                self._wake_at(action.wake_at)
 
     def _status(self, target: int | None = None) -> ClockStatus:
         s = self.state
@@ -170,7 +280,16 @@ class ClockActor(StatefulActor[ClockState]):
 
     @on(TickCompleted)
     def tick_completed(self, ctx: Context, msg: TickCompleted) -> None:
-        completed(self.state, msg.tick)
+        if ctx.envelope.recipient == ctx.address:
+            # Sent to the clock itself, not published: the world's position, which wins, unless
+            # it answers a tick the clock no longer waits for (a stale or redelivered one).
+            answered = ctx.envelope.sim_time
+            awaiting = self.state.awaiting
+            what = None if awaiting not in (None, answered) else adopt(self.state, msg.tick)
+            if what is not None:
+                self._repaired(ctx.bus, what)
+        else:
+            completed(self.state, msg.tick)
         self._advance(ctx)
 
     @on(Pause)

@@ -1,18 +1,33 @@
 """``world``: the authoritative town state. Runs each tick of DESIGN.md's protocol, logs injected
-events and answers state queries. The rules themselves are ``world``'s pure functions."""
+events and answers state queries. The rules themselves are ``world``'s pure functions.
+
+Its tick is the town's authority. Before every message it checks that Redis still holds the state
+it last stored: Redis restarted without its last writes (an OS crash under ``appendfsync
+everysec``) holds every actor's state as of one earlier moment, so the world goes back to it and
+runs the lost ticks again (the agents, ahead of it, roll back to the same moment). A tick the
+world is sent that is not its next one (nor its last, answered again) is not dead-lettered: the
+world tells the clock where it is and the clock adopts that position.
+
+A Redis outage while agents decide is not their fault: the world watches the bus while it waits
+for their decisions, and asks again (with a fresh deadline) the agents whose answer an outage kept
+from it, so the tick comes out as it would have undisturbed. Only an agent that does not answer
+while the bus is up misses the tick.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 
 import structlog
 
-from actors.bus import AskTimeoutError, RemoteError
-from actors.runtime import Context, PermanentError, StatefulActor, on
+from actors.bus import AskTimeoutError, Bus, RemoteError
+from actors.runtime import Context, StatefulActor, on
 from actors.town._config import TownConfig
-from messages import Envelope
+from messages import Envelope, Message
 from messages.probes import GetProbeScene, ProbeSceneData
 from messages.town import (
     Decision,
@@ -51,6 +66,16 @@ from world.probes import SceneError, scene_from_town
 
 log = structlog.get_logger("auratown.world")
 
+CLOCK = "clock"
+OUTAGE_PROBE_S = 0.5
+"""A probe of the bus that takes longer than this (or fails) means the bus was away."""
+PROBE_EVERY = 0.25
+ASK_ROUNDS = 5
+_STORED_HERE: dict[tuple[str, str], int] = {}
+"""(namespace, address) -> the next tick a world of this process stored: a world that loads less
+(restarted or reloaded after a commit that did not apply) logs and counts the repair."""
+"""Rounds of asking agents a tick's decision when outages keep interrupting them."""
+
 TICKS_TOPIC = "town.ticks"
 EVENTS_TOPIC = "town.events"
 
@@ -67,22 +92,90 @@ class WorldActor(StatefulActor[WorldState]):
         self.definition = config.definition
         self.dialogue = dialogue
         """Words the conversations (a model, ``actors.town.llm_mind``); None: the templates."""
+        self._committed: bytes | None = None
+        """The state as last stored (loaded or saved): what Redis must still hold."""
+        self._bus: Bus | None = None
+        self._address = "world"
         super().__init__()
+
+    def on_start(self, address: str, bus: Bus) -> None:
+        self._bus, self._address = bus, address
+        self._check_regression(bus)
+
+    def _check_regression(self, bus: Bus) -> None:
+        key = (bus.namespace, self._address)
+        stored_here = _STORED_HERE.get(key)
+        if stored_here is not None and self.state.tick < stored_here:
+            bus.count("town_repairs")
+            log.warning(
+                "the world's stored state is behind what this process stored (Redis lost writes, "
+                "or a commit did not apply); running the lost ticks again",
+                had_tick=stored_here,
+                stored_tick=self.state.tick,
+            )
+        _STORED_HERE[key] = self.state.tick
 
     def initial_state(self) -> WorldState:
         return initial_state(self.definition, self.config.seed)
 
+    def save_state(self) -> bytes | None:
+        data = super().save_state()
+        self._committed = data
+        if self._bus is not None:
+            _STORED_HERE[self._bus.namespace, self._address] = self.state.tick
+        return data
+
+    def load_state(self, data: bytes | None) -> None:
+        super().load_state(data)
+        self._committed = data
+        if self._bus is not None:  # a reload; the first load is checked by on_start
+            self._check_regression(self._bus)
+
+    def dispatch(self, ctx: Context, message: Message) -> Message | None:
+        self._verify_store(ctx)
+        return super().dispatch(ctx, message)
+
+    def _verify_store(self, ctx: Context) -> None:
+        if self._committed is None:
+            return
+        stored = ctx.bus.load_state(ctx.address)
+        if stored == self._committed:
+            return
+        ahead = self.state.tick
+        super().load_state(stored)
+        self._committed = stored
+        _STORED_HERE[ctx.bus.namespace, ctx.address] = self.state.tick
+        ctx.bus.count("town_repairs")
+        log.warning(
+            "Redis lost the world's last writes; going back to what it holds and running the lost "
+            "ticks again",
+            had_tick=ahead,
+            stored_tick=self.state.tick,
+        )
+
+    def _tell_position(self, ctx: Context, sent: int) -> None:
+        """The clock sent a tick that is neither the world's next nor its last: tell it where
+        the world is (to its inbox: the topic's history stays one announcement per tick)."""
+        state = self.state
+        last = state.tick - 1
+        position = TickCompleted(tick=last, day=-1, time="", digest=digest(state))
+        if last >= 0:
+            position = self._completed(last, digest(state), ())
+        ctx.tell(CLOCK, position, sim_time=sent)  # which tick it answers, for the clock
+        ctx.bus.count("town_repairs")
+        log.warning("the clock is not at the world's tick; told it", sent=sent, next_tick=state.tick)
+
     @on(Tick)
     def tick(self, ctx: Context, msg: Tick) -> None:
         state = self.state
-        if msg.tick < state.tick:
+        if msg.tick == state.tick - 1:
             # Already applied (a resend by the clock, or a redelivery): say so again, change nothing.
-            if msg.tick == state.tick - 1:
-                ctx.publish(TICKS_TOPIC, self._completed(msg.tick, digest(state), ()), sim_time=msg.tick)
+            ctx.publish(TICKS_TOPIC, self._completed(msg.tick, digest(state), ()), sim_time=msg.tick)
             log.info("tick already applied", tick=msg.tick, next_tick=state.tick)
             return
-        if msg.tick > state.tick:
-            raise PermanentError(f"tick {msg.tick} would skip tick {state.tick}")
+        if msg.tick != state.tick:
+            self._tell_position(ctx, msg.tick)
+            return
         t0 = time.perf_counter()
         decisions = self._gather_decisions(ctx, perceptions(self.definition, state))
         report = advance(self.definition, state, decisions, dialogue=self.dialogue)
@@ -129,17 +222,74 @@ class WorldActor(StatefulActor[WorldState]):
         )
 
     def _gather_decisions(self, ctx: Context, percs: dict[str, Perception]) -> dict[str, Decision]:
-        slugs = list(percs)
-        futures = ctx.ask_many(
-            [(agent_address(s), percs[s]) for s in slugs], timeout=self.config.decision_timeout
-        )
+        """Each agent's decision, asked with the decision timeout. Agents an outage of the bus
+        kept from answering are asked again once it is back (an agent answers a perception it
+        already handled with the decision it gave), up to ``ASK_ROUNDS`` rounds."""
         decisions: dict[str, Decision] = {}
+        asking = list(percs)
+        for round_ in range(1, ASK_ROUNDS + 1):
+            outage = self._ask_round(ctx, percs, asking, decisions)
+            missing = [s for s in asking if s not in decisions]
+            if not missing or not outage:
+                break
+            ctx.bus.count("decisions_asked_again", len(missing))
+            log.warning("the bus was away while agents decided; asking again", agents=missing, round=round_)
+            asking = missing
+        return decisions
+
+    def _ask_round(
+        self,
+        ctx: Context,
+        percs: dict[str, Perception],
+        slugs: list[str],
+        decisions: dict[str, Decision],
+    ) -> bool:
+        """Ask ``slugs`` once; True if the bus was away (slow or failing) while they decided."""
+        started = time.monotonic()
+        try:
+            futures = ctx.ask_many(
+                [(agent_address(s), percs[s]) for s in slugs], timeout=self.config.decision_timeout
+            )
+        except Exception as exc:  # noqa: BLE001 - Redis away longer than the transport waits
+            log.warning("could not ask the agents", error=repr(exc))
+            self._wait_for_bus(ctx)
+            return True
+        # Sending waited for Redis to come back: the deadline may have passed before they got it.
+        outage = time.monotonic() - started >= OUTAGE_PROBE_S
         deadline = time.monotonic() + self.config.decision_timeout + 0.5
         for slug, fut in zip(slugs, futures, strict=True):
+            while not fut.done() and time.monotonic() < deadline:
+                with contextlib.suppress(FutureTimeout):
+                    fut.exception(timeout=min(PROBE_EVERY, max(0.0, deadline - time.monotonic())))
+                if not fut.done():
+                    outage = not self._bus_up(ctx) or outage
             reply = _result(fut, deadline)
             if reply is not None and isinstance(reply.payload, Decision):
                 decisions[slug] = reply.payload
-        return decisions
+        if any(s not in decisions for s in slugs):
+            outage = not self._bus_up(ctx) or outage
+        return outage
+
+    @staticmethod
+    def _probe(ctx: Context) -> None:
+        ctx.bus.transport.exists(ctx.bus.keys.state(ctx.address))  # one round trip, any answer
+
+    def _bus_up(self, ctx: Context) -> bool:
+        started = time.monotonic()
+        try:
+            self._probe(ctx)
+        except Exception:  # noqa: BLE001 - any failure is an outage
+            return False
+        return time.monotonic() - started < OUTAGE_PROBE_S
+
+    def _wait_for_bus(self, ctx: Context) -> None:
+        while not ctx.bus.closed:
+            started = time.monotonic()
+            try:
+                self._probe(ctx)
+                return
+            except Exception:  # noqa: BLE001 - still away
+                time.sleep(max(0.0, PROBE_EVERY - (time.monotonic() - started)))
 
     @on(InjectEvent)
     def inject_event(self, ctx: Context, msg: InjectEvent) -> EventAccepted | Rejected:

@@ -88,6 +88,7 @@ def unit_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
             tokens += int(part["prompt_tokens"]) + int(part["completion_tokens"])
             calls += int(part["model_calls"])
             fallbacks += list(part.get("fallbacks", ()))
+    reflections = [r["reflection"] for r in records if isinstance(r.get("reflection"), dict)]
     return {
         "sessions": len(records),
         "proc": episode_proc(tasks, intents),
@@ -105,6 +106,14 @@ def unit_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "model_calls": calls,
         "tokens": tokens,
         "fallbacks": fallbacks,
+        # The built-in assistant's end-of-session reflections (their calls are in model_calls,
+        # with the session's assistant usage; a missing one came after its session was recorded).
+        "reflections": {
+            "recorded": sum(1 for x in reflections if "usage" in x),
+            "missing": sum(1 for x in reflections if "missing" in x),
+            "model_calls": sum(int(x["usage"]["model_calls"]) for x in reflections if "usage" in x),
+            "fallbacks": [f for x in reflections if "usage" in x for f in x["usage"].get("fallbacks", ())],
+        },
         "tasks": {
             r["task_id"]: {
                 "proc": task_proc(intents.get(r["task_id"], [])),

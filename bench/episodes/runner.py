@@ -7,6 +7,14 @@ history, state diff and files_read, have the grader score it, and append the res
 record. Sessions open on a virtual clock: an hour after the previous one, or at the task's
 ``metadata.at_minutes``; a heartbeat session's payload carries the scheduled items then due.
 
+A session that cannot finish never stops the run: past ``session_timeout`` the runner tells the
+user to abort it, and when the user does not end it within ``abort_timeout`` (it may be waiting on
+a model call) or any step of the session fails, the runner records the session itself, as failed
+(end reason ``error``, excluded from the averages and counted), and goes on with the next one.
+The built-in assistant's model usage of a session is read from the gateway's ledger (every request
+made, failed ones and the end-of-session reflection included), and the reflection's own usage and
+fallbacks are recorded in the session's line of the unit record.
+
 Resume: finished sessions are read back from the unit's record. When the bus kept the episode's
 state (Redis), an interrupted session is restored from its snapshot and run again; when it did not
 (the in-process bus of a new process), the unit starts over.
@@ -33,12 +41,15 @@ from actors.episodes import (
     GraderActor,
     SimulatedUserActor,
 )
+from actors.episodes._gateways import actor_usage, fallback_reasons, usage_summary
 from actors.episodes.oracle import OracleAssistantActor
+from actors.llm import LLMGateway, UsageStats
 from actors.runtime import Actor, Context, Host, HostConfig, on
 from bench.episodes.loader import LoadedTask
 from bench.episodes.plan import Unit
 from bench.episodes.store import UnitRecord
 from messages import Message
+from messages.aura import UsageSummary
 from messages.episodes import (
     AbortSession,
     FilesData,
@@ -83,6 +94,16 @@ class RunSettings:
     max_steps: int = 8
     max_tokens: int | None = None
     """Caps every model answer (see ``GatewayPool.max_tokens``)."""
+    abort_timeout: float = 10.0
+    """Seconds (at most ``session_timeout``) the user has to end a timed-out session after the
+    abort; then the runner records the session as failed itself (the user may be blocked behind a
+    model call)."""
+    drain_timeout: float = 60.0
+    """Seconds the runner waits, after recording the last session of a unit as failed, for the
+    busy user to end it (so what it and the assistant still spend on it is counted)."""
+    reflection_timeout: float = 30.0
+    """Seconds after a session's end to wait for the assistant's reflection, beyond its model
+    budget (the assistant may still be finishing a turn the session no longer waits for)."""
 
 
 class SessionSink(Actor):
@@ -115,6 +136,7 @@ class EpisodeHost:
         self.gateways = gateways or GatewayPool(api_base=settings.api_base, max_tokens=settings.max_tokens)
         self.sink_address = f"runner.{bus.process_id}"
         self._queues: dict[tuple[str, str], queue.Queue[SessionEnded]] = {}
+        self._reflections: dict[tuple[str, str], queue.Queue[UsageSummary]] = {}
         self._lock = threading.Lock()
         self.host = Host(bus, config, name="episodes")
         self.host.spawn(lambda: SessionSink(self._deliver), self.sink_address)
@@ -127,6 +149,28 @@ class EpisodeHost:
 
     def _deliver(self, msg: SessionEnded) -> None:
         self._queue(msg.episode_id, msg.task_id).put(msg)
+
+    def _reflection_queue(self, unit: str, task: str) -> queue.Queue[UsageSummary]:
+        with self._lock:
+            return self._reflections.setdefault((unit, task), queue.Queue())
+
+    def wait_reflection(self, unit: str, task: str, timeout: float) -> UsageSummary | None:
+        """The usage of the assistant's reflection on the session, or None at the deadline."""
+        try:
+            return self._reflection_queue(unit, task).get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def judge_gateway(self) -> LLMGateway | None:
+        """The gateway of the simulated user's judges (None: deterministic judges)."""
+        return self.gateways.get(self.settings.judge_model) if self.settings.judge_model else None
+
+    def assistant_gateway(self, unit: Unit) -> LLMGateway | None:
+        """The gateway of the unit's built-in model assistant (None: offline, oracle, external)."""
+        model = self.settings.model
+        if unit.assistant.oracle or unit.assistant.external is not None or not model or model == "offline":
+            return None
+        return self.gateways.get(model)
 
     def wait_ended(self, unit: str, task: str, timeout: float) -> SessionEnded | None:
         """The session's end, or None at the deadline. Ends of sessions aborted by a resume (reason
@@ -156,12 +200,17 @@ class EpisodeHost:
             elif unit.assistant.external is None:
                 intent = unit.assistant.intent_step
                 model = self.settings.model or "offline"
+
+                def reflected(task_id: str, usage: UsageSummary) -> None:
+                    self._reflection_queue(key, task_id).put(usage)
+
                 self.host.spawn(
                     lambda: AssistantActor(
                         model,
                         intent_step=intent,
                         gateway_factory=self.gateways.get,
                         max_steps=self.settings.max_steps,
+                        on_consolidated=reflected,
                     ),
                     f"assistant.{key}",
                 )
@@ -169,6 +218,24 @@ class EpisodeHost:
 
     def stop(self) -> None:
         self.host.stop()
+
+
+@dataclass(frozen=True)
+class _Meter:
+    """One actor's usage on its gateway since ``start``: calls and fallbacks it recorded."""
+
+    gateway: LLMGateway | None
+    actor: str
+    before: UsageStats
+    known: int
+
+    @classmethod
+    def start(cls, gateway: LLMGateway | None, actor: str) -> _Meter:
+        return cls(gateway, actor, actor_usage(gateway, actor), len(fallback_reasons(gateway, actor)))
+
+    def spent(self) -> UsageSummary:
+        after = actor_usage(self.gateway, self.actor)
+        return usage_summary(self.before, after, fallback_reasons(self.gateway, self.actor)[self.known :])
 
 
 def _due_items(state: dict[str, Any], now: float, task_id: str) -> list[dict[str, Any]]:
@@ -223,11 +290,77 @@ class UnitRunner:
             if self.record.started(tid):
                 self._restart(tid)
             self.record.mark_started(tid)
-            ended = self._session(task, assistant, clock)
-            grade = self._grade(task, ended)
-            self.record.finish(task, ended, grade, clock)
+            # What the assistant and the user spend, as their gateways count it: every request,
+            # failed ones, late turns and the reflection included (their messages may not say).
+            meters = {
+                "assistant_usage": _Meter.start(self.eh.assistant_gateway(self.unit), assistant),
+                "usage": _Meter.start(self.eh.judge_gateway(), self.user),
+            }
+            ended_by_user = True
+            try:
+                ended = self._session(task, assistant, clock)
+            except EpisodeRunError as exc:
+                log.warning(
+                    "session failed; recorded, the run goes on", unit=self.key, task=tid, error=str(exc)
+                )
+                ended = self._failed(task, clock, str(exc))
+                # A start the user has not got to yet must not open a session nobody waits for.
+                self.bus.tell(self.user, AbortSession(task_id=tid, reason="error"))
+                # A later session's start waits for the busy user anyway (and counts what it still
+                # spends); after the last one, give it the time to end this one, bounded.
+                late = (
+                    self.eh.wait_ended(self.key, tid, self.settings.drain_timeout)
+                    if task is tasks[-1]
+                    else None
+                )
+                ended_by_user = late is not None
+            reflection = self._reflection(task, meters["assistant_usage"].gateway, wait=ended_by_user)
+            measured = {name: m.spent() for name, m in meters.items() if m.gateway is not None}
+            ended = ended.model_copy(update=measured)
+            try:
+                grade = self._grade(task, ended)
+            except EpisodeRunError as exc:
+                log.warning("session not graded", unit=self.key, task=tid, error=str(exc))
+                grade = SessionGrade(
+                    task_id=tid, grader_errors=(str(exc)[:500],), excluded=f"not graded: {exc}"[:500]
+                )
+            self.record.finish(task, ended, grade, clock, reflection=reflection)
             first = False
             log.info("session done", unit=self.key, task=tid, reason=ended.reason, comp=grade.comp)
+
+    def _failed(self, task: LoadedTask, clock: float, why: str) -> SessionEnded:
+        """The record of a session the runner ends itself: failed, counted, left out of averages."""
+        return SessionEnded(
+            episode_id=self.key,
+            task_id=task.task.task_id,
+            reason="error",
+            sim_time=clock,
+            error=f"recorded as failed by the runner: {why}"[:2000],
+        )
+
+    def _reflection(
+        self, task: LoadedTask, gateway: LLMGateway | None, *, wait: bool
+    ) -> dict[str, Any] | None:
+        """Waits (if ``wait``: the user has ended the session) for the built-in assistant's
+        reflection on the session: its line of the record (its usage and fallbacks, or why it is
+        missing; None for an assistant of another kind)."""
+        if self.unit.assistant.oracle or self.unit.assistant.external is not None:
+            return None
+        tid = task.task.task_id
+        usage: UsageSummary | None = None
+        if wait:
+            # The user told the assistant to end the session before it told us: the reflection
+            # follows whatever turn the assistant was still working on.
+            seconds = self.settings.reflection_timeout
+            if gateway is not None:
+                seconds += 2 * gateway.config.unit_limits()[0]
+            usage = self.eh.wait_reflection(self.key, tid, seconds)
+        line: dict[str, Any] = (
+            {"usage": usage.model_dump(mode="json")}
+            if usage is not None
+            else {"missing": "the assistant's reflection had not come when the session was recorded"}
+        )
+        return line
 
     def _state_survived(self) -> bool:
         """Whether the registry still holds the state of the last finished session."""
@@ -299,9 +432,15 @@ class UnitRunner:
         if ended is None:
             log.warning("session timed out", unit=self.key, task=tid, after=self.settings.session_timeout)
             self.bus.tell(self.user, AbortSession(task_id=tid, reason="timeout"))
-            ended = self.eh.wait_ended(self.key, tid, self.settings.ask_timeout)
+            grace = min(self.settings.abort_timeout, self.settings.session_timeout)
+            ended = self.eh.wait_ended(self.key, tid, grace)
             if ended is None:
-                raise EpisodeRunError(f"session {tid} of {self.key} neither ended nor could be aborted")
+                # The user is busy (a model call in the same actor): it ends the session when it
+                # gets to the abort, and that late end is never read.
+                raise EpisodeRunError(
+                    f"session {tid} did not end within {self.settings.session_timeout:g}s and the user "
+                    f"did not end it within {grace:g}s of the abort"
+                )
         return ended
 
     def _due(self, task_id: str, clock: float) -> list[dict[str, Any]]:

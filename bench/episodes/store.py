@@ -53,9 +53,18 @@ def finished_since_reset(lines: Iterable[Mapping[str, Any]]) -> set[str]:
     return done
 
 
-def finished_line(task: LoadedTask, ended: SessionEnded, grade: SessionGrade, clock: float) -> dict[str, Any]:
-    """The ``finished`` line of ``units/KEY.jsonl``."""
-    return {
+def finished_line(
+    task: LoadedTask,
+    ended: SessionEnded,
+    grade: SessionGrade,
+    clock: float,
+    *,
+    reflection: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``finished`` line of ``units/KEY.jsonl``; ``reflection``: the built-in assistant's
+    end-of-session reflection (its usage and fallbacks, already counted in the session's
+    ``assistant_usage``), or why it is missing."""
+    line = {
         "event": "finished",
         "task_id": task.task.task_id,
         "depends_on": list(task.depends_on),
@@ -64,6 +73,9 @@ def finished_line(task: LoadedTask, ended: SessionEnded, grade: SessionGrade, cl
         "session": ended.model_dump(mode="json"),
         "grade": grade.model_dump(mode="json"),
     }
+    if reflection is not None:
+        line["reflection"] = dict(reflection)
+    return line
 
 
 def _repair_tail(path: Path) -> None:
@@ -168,9 +180,17 @@ class UnitRecord:
         self._append(self.path, [{"event": "reset"}])
         self._append(self.trace_path, [{"type": "reset"}])
 
-    def finish(self, task: LoadedTask, ended: SessionEnded, grade: SessionGrade, clock: float) -> None:
+    def finish(
+        self,
+        task: LoadedTask,
+        ended: SessionEnded,
+        grade: SessionGrade,
+        clock: float,
+        *,
+        reflection: Mapping[str, Any] | None = None,
+    ) -> None:
         self._append(self.trace_path, trace_lines(ended, grade))
-        self._append(self.path, [finished_line(task, ended, grade, clock)])
+        self._append(self.path, [finished_line(task, ended, grade, clock, reflection=reflection)])
 
 
 def trace_lines(ended: SessionEnded, grade: SessionGrade) -> list[dict[str, Any]]:

@@ -204,8 +204,17 @@ class PublishedUnitRecord(UnitRecord):
     def reset(self) -> None:
         self._add("reset", {"event": "reset"})
 
-    def finish(self, task: LoadedTask, ended: SessionEnded, grade: SessionGrade, clock: float) -> None:
-        self._add("finished", finished_line(task, ended, grade, clock), trace_lines(ended, grade))
+    def finish(
+        self,
+        task: LoadedTask,
+        ended: SessionEnded,
+        grade: SessionGrade,
+        clock: float,
+        *,
+        reflection: Mapping[str, Any] | None = None,
+    ) -> None:
+        line = finished_line(task, ended, grade, clock, reflection=reflection)
+        self._add("finished", line, trace_lines(ended, grade))
 
     def end(self, kind: UnitEventKind, error: str = "") -> None:
         """The unit's last word: ``done`` or ``failed``."""

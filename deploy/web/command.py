@@ -40,8 +40,65 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         default=os.environ.get(TOKEN_ENV),
         metavar="TOKEN",
         help=f"live view: whoever opens it with ?token=TOKEN also sees private state and probe calls "
-        f"(default: ${TOKEN_ENV}, which keeps it out of the process list)",
+        f"(default: ${TOKEN_ENV}, which keeps it out of the process list); it also opens /metrics "
+        "on the view (Authorization: Bearer TOKEN)",
     )
+    p.add_argument(
+        "--http-max-connections",
+        type=_positive_int,
+        default=1024,
+        metavar="N",
+        help="live view: open connections at most; more are answered 503 (default: %(default)s)",
+    )
+    p.add_argument(
+        "--http-max-requests",
+        type=_positive_int,
+        default=16,
+        metavar="N",
+        help="live view: requests answered at once, one thread each; more: 503 (default: %(default)s)",
+    )
+    p.add_argument(
+        "--http-max-streams",
+        type=_positive_int,
+        default=32,
+        metavar="N",
+        help="live view: live event streams (open pages) at once; more: 503 (default: %(default)s)",
+    )
+    p.add_argument(
+        "--http-idle-timeout",
+        type=_positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="live view: a connection that has not sent its whole request in this time is closed, and "
+        "a write a client does not take in this time drops it (default: %(default)s)",
+    )
+    p.add_argument(
+        "--operator-session",
+        type=_positive_int,
+        default=8 * 3600,
+        metavar="SECONDS",
+        help="live view: the operator cookie expires after this long (default: %(default)s)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,7 +142,17 @@ def start_from_args(
     token: str | None = getattr(args, "operator_token", None)
     try:
         live = start_live_view(
-            bus, definition, host=address[0], port=address[1], operator_token=token, extra_routes=extra_routes
+            bus,
+            definition,
+            host=address[0],
+            port=address[1],
+            operator_token=token,
+            extra_routes=extra_routes,
+            max_connections=getattr(args, "http_max_connections", 1024),
+            max_requests=getattr(args, "http_max_requests", 16),
+            max_streams=getattr(args, "http_max_streams", 32),
+            idle_timeout=getattr(args, "http_idle_timeout", 10.0),
+            session_seconds=getattr(args, "operator_session", 8 * 3600),
         )
     except OSError as exc:
         raise UserError(f"cannot serve the live view on {address[0]}:{address[1]}: {exc.strerror}") from None

@@ -1,4 +1,4 @@
-"""The live view's HTTP server: stdlib ``http.server`` in a thread, no framework.
+"""The live view's HTTP server: the standard library only, no framework.
 
 Routes (GET):
 
@@ -9,26 +9,41 @@ Routes (GET):
 - ``/api/events?after=SEQ&limit=N``: recent town events (the ``town.events`` topic).
 - ``/api/audit?after=SEQ&limit=N``: recent probe calls (``registry.audit``), operators only (403).
 - ``/api/stream``: Server-Sent Events: ``state``, ``events`` and (operators) ``audit`` as they change.
-- ``/logout``: forget the operator cookie. ``/healthz``: ``ok`` and the feed's counters.
-- any ``extra_routes`` path: ``callable() -> (content_type, body)`` (e.g. ``/metrics``).
+- ``/logout``: forget the operator cookie. ``/healthz``: ``ok``, the feed's and the server's counters.
+- any ``extra_routes`` path: ``callable() -> (content_type, body)``, operators only (``/metrics``:
+  a scraper sends ``Authorization: Bearer TOKEN``).
 
 Operators: when the view has an operator token, ``?token=TOKEN`` on any page sets an HttpOnly
-cookie (then redirects to the same page without the token); scripts may send
+cookie (then redirects to the same page without the token) that expires after
+``session_seconds``: an expired or altered cookie is refused (and cleared); scripts may send
 ``Authorization: Bearer TOKEN`` instead. Without a token configured nobody is an operator.
+
+Bounds: one thread (``live-view-http``) accepts connections and reads requests with a selector,
+so an open socket that has not sent a whole request costs a file descriptor, never a thread.
+At most ``max_connections`` are open (more are answered 503 and closed); a connection must send
+its whole request head within ``idle_timeout`` seconds of opening (or of its previous answer, when
+kept alive), else it is closed (408 when it had started one). A complete request runs on a thread
+of its own, at most ``max_requests`` at once plus ``max_streams`` event streams (beyond: 503).
+A write that cannot complete within ``idle_timeout`` (a client that stopped reading) drops the
+connection, event streams included.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import hmac
+import io
 import json
+import selectors
 import socket
 import threading
+import time
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -54,11 +69,27 @@ _STATIC_FILES = {
     "/static/favicon.svg": ("favicon.svg", "image/svg+xml"),
 }
 COOKIE = "auratown_operator"
+_CLEAR_COOKIE = f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"
 _CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 KEEPALIVE_SECONDS = 15.0
+
+MAX_CONNECTIONS = 1024
+"""Open connections at most (idle, reading a request, or being answered)."""
+MAX_REQUESTS = 16
+"""Requests answered at once (one thread each), event streams not counted."""
+MAX_STREAMS = 32
+"""Event streams (``/api/stream``) at once (one thread each)."""
+IDLE_TIMEOUT = 10.0
+"""Seconds a connection has to send a whole request head; and for a write to complete."""
+SESSION_SECONDS = 8 * 3600
+"""Lifetime of the operator cookie."""
+MAX_REQUEST_HEAD = 16 * 1024
+STREAM_SEND_BUFFER = 64 * 1024
+"""Kernel send buffer of an event stream: what a client that stopped reading can hold back."""
+_STREAM_PATH = "/api/stream"
 
 
 def parse_address(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
@@ -77,10 +108,40 @@ def parse_address(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]
     return host, port
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    view: LiveView
+def _status_line(status: HTTPStatus, reason: str) -> bytes:
+    body = reason.encode() + b"\n"
+    return (
+        f"HTTP/1.1 {status.value} {status.phrase}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\nCache-Control: no-store\r\n"
+        + ("Retry-After: 5\r\n" if status == HTTPStatus.SERVICE_UNAVAILABLE else "")
+        + "\r\n"
+    ).encode() + body
+
+
+class _Conn:
+    """A connection the accepting thread watches: it has not sent a whole request yet."""
+
+    __slots__ = ("address", "buffer", "deadline", "sock")
+
+    def __init__(self, sock: socket.socket, address: Any, buffer: bytes, deadline: float) -> None:
+        self.sock = sock
+        self.address = address
+        self.buffer = buffer
+        self.deadline = deadline
+
+
+class _SocketWriter(io.BufferedIOBase):
+    """``wfile``: every write goes straight to the socket (within its timeout)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        self._sock.sendall(b)
+        return len(b)
 
 
 class LiveView:
@@ -94,23 +155,51 @@ class LiveView:
         port: int = 0,
         operator_token: str | None = None,
         extra_routes: Mapping[str, Route] | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+        max_requests: int = MAX_REQUESTS,
+        max_streams: int = MAX_STREAMS,
+        idle_timeout: float = IDLE_TIMEOUT,
+        session_seconds: int = SESSION_SECONDS,
     ) -> None:
+        if min(max_connections, max_requests, max_streams, session_seconds) < 1 or not idle_timeout > 0:
+            raise ValueError("live view limits must be positive")
         self.feed = feed
         self.operator_token = operator_token or None
         self.extra_routes: dict[str, Route] = dict(extra_routes or {})
+        self.max_connections = max_connections
+        self.max_requests = max_requests
+        self.max_streams = max_streams
+        self.idle_timeout = idle_timeout
+        self.session_seconds = session_seconds
         self._static = {
             path: ((STATIC / name).read_bytes(), ctype) for path, (name, ctype) in _STATIC_FILES.items()
         }
-        server_class = (
-            type("_Server6", (_Server,), {"address_family": socket.AF_INET6}) if ":" in host else _Server
-        )
-        self.server: _Server = server_class((host, port), _Handler)
-        self.server.view = self
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._listener = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._listener.bind((host, port))
+            self._listener.listen(1024)
+            self._listener.setblocking(False)
+        except OSError:
+            self._listener.close()
+            raise
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._pending: dict[_Conn, None] = {}  # insertion order is deadline order
+        self._returned: list[_Conn] = []  # kept-alive connections handed back by request threads
+        self._lock = threading.Lock()
+        self._open = self._requests = self._streams = 0
+        self.counters = {"accepted": 0, "refused": 0, "timed_out": 0, "dropped": 0, "served": 0}
+        self._stopping = threading.Event()
+        self._accept_paused_until = 0.0
         self._thread: threading.Thread | None = None
 
     @property
     def address(self) -> tuple[str, int]:
-        host, port = self.server.server_address[:2]
+        host, port = self._listener.getsockname()[:2]
         return str(host), int(port)
 
     @property
@@ -126,17 +215,29 @@ class LiveView:
 
     def start(self) -> LiveView:
         self.feed.start()
-        self._thread = threading.Thread(target=self.server.serve_forever, name="live-view-http", daemon=True)
+        self._selector.register(self._listener, selectors.EVENT_READ, None)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, self._wake_r)
+        self._thread = threading.Thread(target=self._serve, name="live-view-http", daemon=True)
         self._thread.start()
         log.info("live view serving", url=self.url, operator=self.operator_token is not None)
         return self
 
     def stop(self) -> None:
-        self.feed.stop()
+        self._stopping.set()
+        self.feed.stop()  # wakes the event streams, which then end
+        self._wake()
         if self._thread is not None:
-            self.server.shutdown()
             self._thread.join(5)
-        self.server.server_close()
+        for conn in list(self._pending):
+            self._close(conn)
+        with self._lock:
+            returned, self._returned = self._returned, []
+        for conn in returned:
+            self._close(conn)
+        self._selector.close()
+        self._listener.close()
+        self._wake_r.close()
+        self._wake_w.close()
 
     def __enter__(self) -> LiveView:
         return self.start()
@@ -144,13 +245,227 @@ class LiveView:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def status(self) -> dict[str, Any]:
+        """The server's counters (``/healthz``)."""
+        with self._lock:
+            return {
+                "connections": self._open,
+                "requests": self._requests,
+                "streams": self._streams,
+                **self.counters,
+                "limits": {
+                    "max_connections": self.max_connections,
+                    "max_requests": self.max_requests,
+                    "max_streams": self.max_streams,
+                    "idle_timeout": self.idle_timeout,
+                    "session_seconds": self.session_seconds,
+                },
+            }
+
+    # ------------------------------------------------------------------ the accepting thread
+
+    def _serve(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                self._expire(time.monotonic())
+                timeout = 0.5
+                if self._pending:
+                    first = next(iter(self._pending))
+                    timeout = min(timeout, max(0.0, first.deadline - time.monotonic()))
+                if self._accept_paused_until and time.monotonic() >= self._accept_paused_until:
+                    self._accept_paused_until = 0.0
+                    self._selector.register(self._listener, selectors.EVENT_READ, None)
+                for key, _ in self._selector.select(timeout):
+                    if key.data is None:
+                        self._accept()
+                    elif key.data is self._wake_r:
+                        self._take_returned()
+                    else:
+                        self._read(key.data)
+        except Exception:  # pragma: no cover - a bug here would silently stop the view: say so
+            if not self._stopping.is_set():
+                log.exception("live view server failed")
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
+
+    def _take_returned(self) -> None:
+        with contextlib.suppress(OSError):
+            while self._wake_r.recv(4096):
+                pass
+        with self._lock:
+            returned, self._returned = self._returned, []
+        for conn in returned:
+            self._watch(conn)
+            if conn.buffer:  # a pipelined request already read
+                self._read(conn, receive=False)
+
+    def _watch(self, conn: _Conn) -> None:
+        try:
+            conn.sock.setblocking(False)
+            self._selector.register(conn.sock, selectors.EVENT_READ, conn)
+        except (OSError, ValueError):
+            self._close(conn, watched=False)
+            return
+        self._pending[conn] = None
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, address = self._listener.accept()
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    # Out of descriptors: stop accepting for a moment rather than spin.
+                    log.warning("live view cannot accept", error=str(exc))
+                    self._selector.unregister(self._listener)
+                    self._accept_paused_until = time.monotonic() + 0.25
+                return
+            with self._lock:
+                full = self._open >= self.max_connections
+                if full:
+                    self.counters["refused"] += 1
+                else:
+                    self._open += 1
+                    self.counters["accepted"] += 1
+            if full:
+                _refuse(sock, _status_line(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections"))
+                continue
+            self._watch(_Conn(sock, address, b"", time.monotonic() + self.idle_timeout))
+
+    def _expire(self, now: float) -> None:
+        while self._pending:
+            conn = next(iter(self._pending))
+            if conn.deadline > now:
+                return
+            with self._lock:
+                self.counters["timed_out"] += 1
+            if conn.buffer:  # it started a request and did not finish it in time
+                with contextlib.suppress(OSError):
+                    conn.sock.send(_status_line(HTTPStatus.REQUEST_TIMEOUT, "request not received in time"))
+            self._close(conn)
+
+    def _read(self, conn: _Conn, *, receive: bool = True) -> None:
+        if receive:
+            try:
+                data = conn.sock.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._close(conn)
+                return
+            conn.buffer += data
+        head_end = conn.buffer.find(b"\r\n\r\n")
+        if head_end < 0:
+            if len(conn.buffer) > MAX_REQUEST_HEAD:
+                self._refuse(conn, HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large")
+            return
+        if head_end + 4 > MAX_REQUEST_HEAD:
+            self._refuse(conn, HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large")
+            return
+        head, conn.buffer = conn.buffer[: head_end + 4], conn.buffer[head_end + 4 :]
+        target = head.split(b"\r\n", 1)[0].split(b" ")
+        stream = len(target) > 1 and urlsplit(target[1].decode("latin-1")).path == _STREAM_PATH
+        with self._lock:
+            busy = self._streams >= self.max_streams if stream else self._requests >= self.max_requests
+            if busy:
+                self.counters["refused"] += 1
+            elif stream:
+                self._streams += 1
+            else:
+                self._requests += 1
+        if busy:
+            what = "too many event streams" if stream else "too many requests"
+            self._refuse(conn, HTTPStatus.SERVICE_UNAVAILABLE, what, counted=True)
+            return
+        self._unwatch(conn)
+        threading.Thread(
+            target=self._answer, args=(conn, head, stream), name="live-view-request", daemon=True
+        ).start()
+
+    def _refuse(self, conn: _Conn, status: HTTPStatus, reason: str, *, counted: bool = False) -> None:
+        if not counted:
+            with self._lock:
+                self.counters["refused"] += 1
+        self._unwatch(conn)
+        _refuse(conn.sock, _status_line(status, reason))
+        with self._lock:
+            self._open -= 1
+
+    def _unwatch(self, conn: _Conn) -> None:
+        self._pending.pop(conn, None)
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self._selector.unregister(conn.sock)
+
+    def _close(self, conn: _Conn, *, watched: bool = True) -> None:
+        if watched:
+            self._unwatch(conn)
+        _close(conn.sock)
+        with self._lock:
+            self._open -= 1
+
+    # ------------------------------------------------------------------ request threads
+
+    def _answer(self, conn: _Conn, head: bytes, stream: bool) -> None:
+        keep = False
+        try:
+            conn.sock.setblocking(True)
+            conn.sock.settimeout(self.idle_timeout)
+            if stream:
+                with contextlib.suppress(OSError):
+                    conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, STREAM_SEND_BUFFER)
+            handler = _Handler(conn.sock, conn.address, self, head)
+            keep = not handler.close_connection and not self._stopping.is_set()
+            with self._lock:
+                self.counters["served"] += 1
+                if handler.dropped:
+                    self.counters["dropped"] += 1
+        except Exception:
+            log.debug("live view request ended", exc_info=True)
+        finally:
+            with self._lock:
+                if stream:
+                    self._streams -= 1
+                else:
+                    self._requests -= 1
+                if keep:
+                    conn.deadline = time.monotonic() + self.idle_timeout
+                    self._returned.append(conn)
+            if keep:
+                self._wake()
+            else:
+                _close(conn.sock)
+                with self._lock:
+                    self._open -= 1
+
     # ------------------------------------------------------------------ operators
 
-    def cookie_value(self) -> str:
+    def _mac(self, expires: int) -> str:
         assert self.operator_token is not None
-        return hmac.new(
-            self.operator_token.encode(), b"auratown live view operator", hashlib.sha256
-        ).hexdigest()
+        message = b"auratown live view operator\n" + str(expires).encode()
+        return hmac.new(self.operator_token.encode(), message, hashlib.sha256).hexdigest()
+
+    def cookie_value(self, now: float | None = None) -> str:
+        """A new operator session: ``EXPIRES.MAC`` (Unix seconds; HMAC-SHA256 keyed by the token)."""
+        expires = int(time.time() if now is None else now) + self.session_seconds
+        return f"{expires}.{self._mac(expires)}"
+
+    def session_expiry(self, candidate: str, now: float | None = None) -> int | None:
+        """When the operator cookie ``candidate`` expires (Unix seconds), or None: not valid now
+        (expired, altered, minted for a longer lifetime than the current one, no token)."""
+        if self.operator_token is None:
+            return None
+        expires_text, _, mac = candidate.partition(".")
+        if not expires_text.isdigit() or len(expires_text) > 12:
+            return None
+        expires, now = int(expires_text), time.time() if now is None else now
+        if not now < expires <= now + self.session_seconds + 60:
+            return None
+        return expires if hmac.compare_digest(mac.encode(), self._mac(expires).encode()) else None
 
     def is_token(self, candidate: str) -> bool:
         return self.operator_token is not None and hmac.compare_digest(
@@ -158,9 +473,23 @@ class LiveView:
         )
 
     def is_cookie(self, candidate: str) -> bool:
-        return self.operator_token is not None and hmac.compare_digest(
-            candidate.encode(), self.cookie_value().encode()
-        )
+        return self.session_expiry(candidate) is not None
+
+
+def _refuse(sock: socket.socket, response: bytes) -> None:
+    """Answer ``response`` without blocking the accepting thread, then close."""
+    with contextlib.suppress(OSError):
+        sock.setblocking(False)
+        sock.send(response)
+        with contextlib.suppress(OSError):
+            sock.recv(65536)  # what the client sent: closing on unread data would reset the answer
+        sock.shutdown(socket.SHUT_WR)
+    _close(sock)
+
+
+def _close(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.close()
 
 
 def start_live_view(
@@ -171,12 +500,26 @@ def start_live_view(
     port: int = 0,
     operator_token: str | None = None,
     extra_routes: Mapping[str, Route] | None = None,
+    max_connections: int = MAX_CONNECTIONS,
+    max_requests: int = MAX_REQUESTS,
+    max_streams: int = MAX_STREAMS,
+    idle_timeout: float = IDLE_TIMEOUT,
+    session_seconds: int = SESSION_SECONDS,
     **feed_options: Any,
 ) -> LiveView:
     """Serve the live view of the town on ``bus`` (its namespace) at ``host:port`` (0: any free port)."""
     feed = TownFeed(bus, definition, **feed_options)
     return LiveView(
-        feed, host=host, port=port, operator_token=operator_token, extra_routes=extra_routes
+        feed,
+        host=host,
+        port=port,
+        operator_token=operator_token,
+        extra_routes=extra_routes,
+        max_connections=max_connections,
+        max_requests=max_requests,
+        max_streams=max_streams,
+        idle_timeout=idle_timeout,
+        session_seconds=session_seconds,
     ).start()
 
 
@@ -185,14 +528,30 @@ def _items(items: list[Item]) -> list[dict[str, Any]]:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    """Answers one request whose head the accepting thread has read (``GET``/``HEAD`` only)."""
+
     protocol_version = "HTTP/1.1"
     server_version = "auratown-live-view"
     sys_version = ""
 
-    @property
-    def view(self) -> LiveView:
-        return self.server.view
+    def __init__(self, sock: socket.socket, address: Any, view: LiveView, head: bytes) -> None:
+        # Not BaseRequestHandler.__init__: no socketserver here, and exactly one request.
+        self.request = sock
+        self.connection = sock
+        self.client_address = address
+        self.view = view
+        self.rfile = io.BytesIO(head)
+        self.wfile = _SocketWriter(sock)
+        self.close_connection = True
+        self.dropped = False
+        self._cookie_header: str | None = None
+        self._session_expires: int | None = None
+        self.handle_one_request()
+        headers = getattr(self, "headers", None)  # none when the request line was not HTTP
+        if headers is not None and (
+            headers.get("Transfer-Encoding") or headers.get("Content-Length", "0").strip() != "0"
+        ):
+            self.close_connection = True  # a body it did not read: the connection cannot be reused
 
     def version_string(self) -> str:
         return self.server_version
@@ -218,7 +577,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("Content-Security-Policy", _CSP)
-        for name, value in (headers or {}).items():
+        headers = dict(headers or {})
+        if self._cookie_header is not None:
+            headers.setdefault("Set-Cookie", self._cookie_header)
+        for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
         if not head_only:
@@ -233,7 +595,8 @@ class _Handler(BaseHTTPRequestHandler):
     # ------------------------------------------------------------------ operators
 
     def _operator(self, query: dict[str, list[str]]) -> bool | None:
-        """True/False: operator or not; None: a wrong token was presented (answer 403)."""
+        """True/False: operator or not; None: a wrong token was presented (answer 403). An expired
+        or altered cookie makes a public visitor, and is cleared."""
         view = self.view
         if view.operator_token is None:
             return False
@@ -247,7 +610,13 @@ class _Handler(BaseHTTPRequestHandler):
         except CookieError:
             return False
         morsel = cookie.get(COOKIE)
-        return morsel is not None and view.is_cookie(morsel.value)
+        if morsel is None:
+            return False
+        self._session_expires = view.session_expiry(morsel.value)
+        if self._session_expires is None:
+            self._cookie_header = _CLEAR_COOKIE
+            return False
+        return True
 
     # ------------------------------------------------------------------ routing
 
@@ -260,10 +629,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, *, head_only: bool) -> None:
         try:
             self._dispatch(head_only=head_only)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the browser went away
+        except OSError:  # the client went away, or stopped reading: drop it
+            self.close_connection = True
+            self.dropped = True
         except Exception:
             log.exception("live view request failed", path=self.path)
+            self.close_connection = True
             with contextlib.suppress(OSError):  # the headers may be out already
                 self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error")
 
@@ -273,19 +644,21 @@ class _Handler(BaseHTTPRequestHandler):
         operator = self._operator(query)
         view = self.view
         if operator is None:
-            self.send_response(HTTPStatus.FORBIDDEN)
-            body = b"wrong operator token\n"
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
             # A stale cookie must not lock the browser out of the public view.
-            self.send_header("Set-Cookie", f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict")
-            self.end_headers()
-            self.wfile.write(body)
+            self._send(
+                HTTPStatus.FORBIDDEN,
+                b"wrong operator token\n",
+                "text/plain; charset=utf-8",
+                {"Set-Cookie": _CLEAR_COOKIE},
+            )
             return
         if "token" in query and not path.startswith("/api/"):
             # Remember the operator in a cookie and drop the token from the address bar and history.
             rest = urlencode({k: v for k, v in query.items() if k != "token"}, doseq=True)
-            cookie = f"{COOKIE}={view.cookie_value()}; Path=/; HttpOnly; SameSite=Strict"
+            cookie = (
+                f"{COOKIE}={view.cookie_value()}; Path=/; Max-Age={view.session_seconds}; "
+                "HttpOnly; SameSite=Strict"
+            )
             self._send(
                 HTTPStatus.SEE_OTHER,
                 b"",
@@ -294,6 +667,14 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         if path in view.extra_routes:
+            if not operator:
+                reason = (
+                    f"{path} is for operators: send Authorization: Bearer <operator token>"
+                    if view.operator_token is not None
+                    else f"{path} needs an operator token on this view (--operator-token)"
+                )
+                self._error(HTTPStatus.FORBIDDEN, reason)
+                return
             ctype, body = view.extra_routes[path]()
             self._send(HTTPStatus.OK, body, ctype, head_only=head_only)
             return
@@ -315,29 +696,38 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             after, limit = _int(query, "after", 0), _int(query, "limit", 0) or None
             self._json({"seq": feed.seq, "items": _items(feed.audit(after, limit))})
-        elif path == "/api/stream":
+        elif path == _STREAM_PATH:
             self._stream(operator)
         elif path == "/logout":
             self._send(
-                HTTPStatus.SEE_OTHER,
-                b"",
-                "text/plain",
-                {"Location": "/", "Set-Cookie": f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"},
+                HTTPStatus.SEE_OTHER, b"", "text/plain", {"Location": "/", "Set-Cookie": _CLEAR_COOKIE}
             )
         elif path == "/healthz":
-            self._json({"ok": True, "operator_enabled": view.operator_token is not None, **feed.status()})
+            self._json(
+                {
+                    "ok": True,
+                    "operator_enabled": view.operator_token is not None,
+                    **feed.status(),
+                    "server": view.status(),
+                }
+            )
         else:
             self._error(HTTPStatus.NOT_FOUND, f"no such page: {path}")
 
     # ------------------------------------------------------------------ Server-Sent Events
 
     def _stream(self, operator: bool) -> None:
+        """Until the view stops, the client goes away or stops reading (a write that does not
+        complete within the idle timeout), or the operator's session expires (the page then
+        reconnects as the public)."""
         feed = self.view.feed
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Accel-Buffering", "no")
         self.send_header("Connection", "close")
+        if self._cookie_header is not None:
+            self.send_header("Set-Cookie", self._cookie_header)
         self.end_headers()
         self.close_connection = True
         sent_state = b""
@@ -345,6 +735,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._event("hello", json.dumps({"operator": operator}).encode())
         seq = -1
         while not feed.stopped:
+            if self._session_expires is not None and time.time() >= self._session_expires:
+                return
             seq = feed.seq
             state = feed.state_json(operator=operator)
             if state != sent_state:
@@ -359,10 +751,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if audit:
                     audit_after = audit[-1].seq
                     self._event("audit", json.dumps(_items(audit), ensure_ascii=False).encode())
-            self.wfile.flush()
             if feed.wait(seq, KEEPALIVE_SECONDS) == seq and not feed.stopped:
                 self.wfile.write(b": keepalive\n\n")
-                self.wfile.flush()
 
     def _event(self, name: str, data: bytes) -> None:
         self.wfile.write(b"event: " + name.encode() + b"\ndata: " + data + b"\n\n")

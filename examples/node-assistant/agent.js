@@ -97,12 +97,14 @@ function clientOptions(url) {
 
 // ------------------------------------------------------------------ keys (actors/bus/_keys.py)
 
-function keyLayout(prefix, namespace) {
+function keyLayout(prefix, namespace, identity) {
   const base = `${prefix}:{${namespace}}`;
   return {
     inbox: (address) => `${base}:inbox:${address}`,
     topic: (name) => `${base}:topic:${name}`,
-    deadLetters: `${base}:dlq`,
+    // An agent with its own Redis user writes its dead letters to its own stream (the shared one
+    // is the runtime's: docs/protocol.md, section 6); the operator's user writes the shared one.
+    deadLetters: identity ? `${base}:dlq:${identity}` : `${base}:dlq`,
     presence: `${base}:presence`,
     alive: (processId) => `${base}:alive:${processId}`,
   };
@@ -119,9 +121,14 @@ class Agent {
     this.opts = opts;
     this.namespace = opts.namespace;
     this.address = opts.address;
-    this.keys = keyLayout(opts.prefix, opts.namespace);
+    // With its own Redis user (the URL's user name is its identity, `auratown acl --agent IDENT`),
+    // the agent's process id, reply streams and dead letters fall under that user's ACL patterns.
+    const user = new URL(opts.redis).username;
+    this.identity = user && user !== 'default' ? decodeURIComponent(user) : null;
+    this.keys = keyLayout(opts.prefix, opts.namespace, this.identity);
     const host = (os.hostname().split('.')[0] || 'host').replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40);
-    this.processId = `${host}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
+    const unique = `${host}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
+    this.processId = this.identity ? `${this.identity}.${unique}` : unique;
     this.replyAddress = `_reply.${this.processId}`;
     this.replyStream = this.keys.inbox(this.replyAddress);
     this.inbox = this.keys.inbox(this.address);

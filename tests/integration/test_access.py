@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 
-from actors.bus import Bus
-from actors.bus._keys import identity_process_id
+from actors.bus import Bus, DeadLetter, MemoryTransport
+from actors.bus._keys import KeyLayout, identity_process_id
 from actors.bus._redis import RedisTransport
 from actors.bus.local_server import LocalRedisServer, RedisServerError
 from actors.bus.restricted import RestrictedRedisTransport
@@ -28,16 +30,20 @@ from actors.roles import AUDIT_TOPIC, EchoActor
 from actors.roles.registry import identity_registry_address
 from actors.runtime import Host, HostConfig
 from deploy.acl_command import agent_acl_line, operator_acl_line
-from messages import Ping, Pong
+from messages import Message, Ping, Pong, encode
 from messages.probes import AuditRecord, ProbeCall, ProbeResult
+from messages.town import Pause
 from tests.conftest import ROOT, Processes, auratown, wait_until
 from tests.support.topics import topic_messages
 
 pytestmark = pytest.mark.redis
 
 OPERATOR_PW = "operator-pw"
-PASSWORDS = {"scout": "scout-pw", "oracle": "oracle-pw"}
+PASSWORDS = {"scout": "scout-pw", "oracle": "oracle-pw", "legacy": "legacy-pw"}
 NAMESPACE = f"acl-{uuid.uuid4().hex[:6]}"
+LEGACY_DLQ_RULE = f"%W~auratown:{{{NAMESPACE}}}:dlq"
+"""What an ``auratown acl`` line granted before issue 13: append access to the runtime's dead
+letters. The ``legacy`` user keeps it, to show that a forgery written anyway is never trusted."""
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +53,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRedisServe
     acl = tmp_path_factory.mktemp("acl") / "users.acl"
     lines = [operator_acl_line(OPERATOR_PW)]
     lines += [agent_acl_line(ident, NAMESPACE, pw) for ident, pw in PASSWORDS.items()]
+    lines[-1] += f" {LEGACY_DLQ_RULE}"
     acl.write_text("\n".join(lines) + "\n")
     srv = LocalRedisServer(tls=True, password=OPERATOR_PW, extra_args=("--aclfile", str(acl)))
     try:
@@ -286,3 +293,221 @@ def test_a_bad_policy_file_is_a_one_line_error(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"identities": {"scout": {"privat": True}}}))
     out = auratown("daemon", "--policy-file", str(bad), "--paused", "--namespace", "t")
     assert out.returncode != 0 and "unknown policy field(s)" in out.stderr and "privat" in out.stderr
+
+
+# ---------------------------------------------------------------- dead letters and reply_to (issue 13)
+
+FIGURES: dict[str, object] = {}
+
+
+def _forged_dead_letter(
+    keys: KeyLayout, target: str, payload: Message, reply_to: str | None
+) -> dict[str, bytes]:
+    """A record shaped like the runtime's, claiming ``target``'s inbox as its source."""
+    forger = Bus(MemoryTransport(), NAMESPACE)
+    env = forger.envelope(target, payload, sender="env", correlation_id="corr-forged", reply_to=reply_to)
+    return {
+        "reason": b"handler_error",
+        "detail": b"RuntimeError: transient",
+        "stream": keys.inbox(target).encode(),
+        "entry_id": b"1-0",
+        "group": b"inbox",
+        "consumer": b"daemon",
+        "attempts": b"5",
+        "message_id": env.id.encode(),
+        "type": env.type.encode(),
+        "data": encode(env),
+        "wall_time": repr(time.time()).encode(),
+        "mac": b"0" * 64,
+    }
+
+
+def _carries(bus: Bus, stream: str, message_id: str | None = None, correlation_id: str | None = None) -> bool:
+    for entry in bus.transport.range(stream):
+        env = bus.decode_entry(entry)
+        if env is not None and (
+            (message_id is not None and env.id == message_id)
+            or (correlation_id is not None and env.correlation_id == correlation_id)
+        ):
+            return True
+    return False
+
+
+def test_an_agent_cannot_forge_trim_or_delete_dead_letters(server: LocalRedisServer, daemon: Bus) -> None:
+    """Defect 6: the agent's ACL user cannot write, trim or delete the runtime's dead letters, nor
+    read or set the secret that signs them; a forgery written anyway (an old ACL line that still
+    grants ``%W~dlq``) is listed UNVERIFIED and never replayed."""
+    keys = daemon.keys
+    denied = redis.exceptions.NoPermissionError
+    private = ProbeCall(tool="agent.private_state", registry="agent_state", args={"agent_name": "x"})
+    forgeries = [
+        _forged_dead_letter(keys, "registry", private, "_reply.scout.p1"),
+        _forged_dead_letter(keys, "clock", Pause(), None),
+    ]
+    scout = redis.Redis.from_url(agent_url(server, "scout"), socket_timeout=5)
+    refused = 0
+    try:
+        attempts: list[tuple[Any, ...]] = [
+            ("XADD", keys.dead_letters, "*", *(x for item in f.items() for x in item)) for f in forgeries
+        ]
+        attempts += [
+            ("XTRIM", keys.dead_letters, "MAXLEN", "0"),
+            ("DEL", keys.dead_letters),
+            ("XDEL", keys.dead_letters, "1-0"),
+            ("XRANGE", keys.dead_letters, "-", "+"),
+            ("GET", keys.dead_letter_secret),
+            ("SET", keys.dead_letter_secret, "attacker-chosen"),
+            ("XADD", keys.agent_dead_letters("oracle"), "*", "reason", "x"),
+        ]
+        for command in attempts:
+            with pytest.raises(denied):
+                scout.execute_command(*command)  # type: ignore[no-untyped-call]
+            refused += 1
+        # its own dead-letter stream is its own
+        scout.xadd(keys.agent_dead_letters("scout"), {"reason": b"scout's own"})
+    finally:
+        scout.close()
+
+    legacy = redis.Redis.from_url(agent_url(server, "legacy"), socket_timeout=5)
+    try:
+        written = [_s(legacy.xadd(keys.dead_letters, f)) for f in forgeries]  # type: ignore[arg-type]
+    finally:
+        legacy.close()
+    try:
+        listed = _dlq(server, "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        rows = {r["id"]: r for r in json.loads(listed.stdout)}
+        assert {rows[i]["origin"] for i in written} == {"UNVERIFIED"}
+        assert not any(rows[i]["verified"] for i in written)
+        text = _dlq(server, "list")
+        assert "2 UNVERIFIED" in text.stdout and all(i in text.stdout for i in written), text.stdout
+        replay = _dlq(server, "replay", "--reason", "handler_error", "--json")
+        assert replay.returncode == 1, replay.stderr
+        outcome = json.loads(replay.stdout)
+        assert outcome["replayed"] == [] and {s["id"] for s in outcome["skipped"]} == set(written)
+        assert all("UNVERIFIED" in s["why"] for s in outcome["skipped"])
+        for forged, target in zip(forgeries, ("registry", "clock"), strict=True):
+            assert not _carries(daemon, keys.inbox(target), message_id=forged["message_id"].decode())
+    finally:
+        daemon.transport.delete_entries(keys.dead_letters, written)
+    FIGURES.update(
+        forged_refused_by_acl=refused, forged_written_by_legacy_acl=len(written), forged_replayed=0
+    )
+
+
+def test_a_replayed_dead_letter_runs_with_its_senders_rights(server: LocalRedisServer, daemon: Bus) -> None:
+    """A genuine dead letter of scout's request (a private probe to ``registry:scout``, given up
+    as ``max_attempts``) is signed by the runtime, listed verified, and replayed to
+    ``registry:scout`` only: the probe runs with scout's rights (denied, audited as scout)."""
+    scout = agent_bus(server, "scout")
+    try:
+        lane = f"{scout.reply_address}.t1"
+        call = ProbeCall(tool="agent.private_state", registry="agent_state", args={"agent_name": "Lin Wei"})
+        env = scout.envelope(
+            identity_registry_address("scout"),
+            call,
+            correlation_id="corr-replayed",
+            reply_to=lane,
+            attempt=scout.max_attempts + 1,
+        )
+        scout.send(scout.keys.inbox(identity_registry_address("scout")), env)
+
+        def letter() -> DeadLetter | None:
+            return next((d for d in daemon.dead_letters() if d.message_id == env.id), None)
+
+        dead = wait_until(letter, timeout=20, what="scout's request to be dead-lettered")
+        assert dead is not None
+        assert dead.verified and dead.reason == "max_attempts"
+        assert dead.source_stream == daemon.keys.inbox("registry:scout")
+        listed = {r["id"]: r for r in json.loads(_dlq(server, "list", "--json").stdout)}
+        assert listed[dead.entry_id]["origin"] == "verified"
+        assert listed[dead.entry_id]["source"] == "registry:scout"
+
+        replay = _dlq(server, "replay", "--id", dead.entry_id)
+        assert replay.returncode == 0 and "replayed" in replay.stdout and "to registry:scout" in replay.stdout
+
+        def answer() -> ProbeResult | None:
+            for entry in scout.transport.read(scout.keys.inbox(lane), "0-0", count=100, block_ms=None):
+                reply = scout.decode_entry(entry)
+                if reply is not None and isinstance(reply.payload, ProbeResult):
+                    return reply.payload
+            return None
+
+        result = wait_until(answer, timeout=20, what="the replayed probe's answer at scout's reply stream")
+        assert result is not None
+        assert result.status == "denied" and result.result is None
+        assert result.audit.identity == "scout" and result.audit.caller == "scout"
+        assert not _carries(daemon, daemon.keys.inbox("registry"), message_id=env.id)
+        assert letter() is None  # replayed, so removed
+    finally:
+        scout.close()
+        scout.transport.close()
+
+
+def test_a_reply_goes_only_to_the_askers_own_reply_stream(server: LocalRedisServer, daemon: Bus) -> None:
+    """Defect 6: scout asks ``registry:scout`` with ``reply_to`` naming an inbox it cannot write
+    (``world``, ``clock``, the town's ``registry``), the operator's reply stream or another
+    identity's: nothing is written there; each request is dead-lettered ``bad_reply_to``."""
+    scout = agent_bus(server, "scout")
+    targets = ["world", "clock", "registry", "registry:oracle", daemon.reply_address, "_reply.oracle.p1.t1"]
+    try:
+        sent = {}
+        for i, target in enumerate(targets):
+            env = scout.envelope(
+                identity_registry_address("scout"),
+                ProbeCall(tool="world.time"),
+                correlation_id=f"corr-bad-{i}",
+                reply_to=target,
+            )
+            scout.send(scout.keys.inbox(identity_registry_address("scout")), env)
+            sent[env.id] = target
+
+        def refused() -> list[DeadLetter]:
+            found = [d for d in daemon.dead_letters() if d.message_id in sent]
+            return found if len(found) == len(sent) else []
+
+        letters = wait_until(refused, timeout=20, what="every request with a foreign reply_to dead-lettered")
+        assert {d.reason for d in letters} == {"bad_reply_to"} and all(d.verified for d in letters)
+        for i, target in enumerate(targets):
+            assert not _carries(daemon, daemon.keys.inbox(target), correlation_id=f"corr-bad-{i}"), target
+        # its own reply stream still works
+        assert probe(scout, "scout", "world.time").status == "ok"
+        daemon.transport.delete_entries(daemon.keys.dead_letters, [d.entry_id for d in letters])
+    finally:
+        scout.close()
+        scout.transport.close()
+    FIGURES.update(foreign_reply_to_refused=len(targets))
+    print(f"FAULT FIGURES dead-letter access: {json.dumps(FIGURES, sort_keys=True)}")
+
+
+def test_an_agents_host_dead_letters_into_its_own_stream(server: LocalRedisServer, daemon: Bus) -> None:
+    """Under its ACL an agent's host keeps what it cannot handle in ``dlq:IDENT`` (unsigned: the
+    agent cannot read the secret); the operator lists it UNVERIFIED and never replays it."""
+    bus = agent_bus(server, "scout")
+    assert bus.dead_letter_stream == daemon.keys.agent_dead_letters("scout")
+    host = Host(bus, HostConfig(block_ms=50), name="scout")
+    try:
+        host.spawn(EchoActor, "scout")
+        with host:
+            daemon.transport.add(daemon.keys.inbox("scout"), {"m": b"\xc1not msgpack"})
+            wait_until(
+                lambda: any(d.reason == "malformed" for d in bus.dead_letters()), what="its dead letter"
+            )
+            assert daemon.ask("scout", Ping(seq=3), timeout=10) == Pong(seq=3, responder=bus.process_id)
+    finally:
+        bus.close()
+        bus.transport.close()
+    listed = _dlq(server, "list", "--agent", "scout", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = [r for r in json.loads(listed.stdout) if r["reason"] == "malformed"]
+    assert len(rows) == 1 and rows[0]["origin"] == "UNVERIFIED" and rows[0]["source"] == "scout"
+    refused = _dlq(server, "replay", "--agent", "scout", "--all")
+    assert refused.returncode == 2 and "never replayed" in refused.stderr
+
+
+def _s(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _dlq(server: LocalRedisServer, *args: str) -> subprocess.CompletedProcess[str]:
+    return auratown("dlq", *args, "--redis", server.url, "--namespace", NAMESPACE, timeout=60)

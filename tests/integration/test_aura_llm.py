@@ -4,6 +4,7 @@ OpenAI-compatible stub: parsed, repaired, or fallen back visibly; never a crash.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,11 @@ import pytest
 
 from actors.aura import LLMBackend
 from actors.llm import DiskCache, GatewayConfig, LLMGateway
+from actors.llm._gateway import DEADLINE_GRACE
 from messages.aura import AnswerData
 from messages.probes import ProbeScene
 from tests.conftest import ROOT
-from tests.support.openai_stub import OpenAIStub, http_error, json_reply, ok
+from tests.support.openai_stub import OpenAIStub, always, hang, http_error, json_reply, ok
 from world.aura import RegistryProbes, answer_query, scene_view
 from world.probes import agent_state_registry, scene_from_aura_v2
 
@@ -111,3 +113,58 @@ def test_the_cache_makes_a_rerun_call_no_model(stub: OpenAIStub, cafe: ProbeScen
     assert stub.request_count == calls == 4
     assert second.text == first.text and second.trace == first.trace
     assert second.usage.cache_hits == 4 and second.usage.model_calls == 0
+
+
+# -- failing models (issue 13) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    ["{not json, 'yes': YES ,,", '{"answer": "She is at the cafe."}', '{"literal_need": "x", "gap": 0.2}'],
+    ids=["invalid-json", "any-json", "another-stage-schema"],
+)
+def test_an_answer_that_is_not_prose_is_never_the_answer(
+    stub: OpenAIStub, cafe: ProbeScene, garbage: str
+) -> None:
+    # A good frame and plan; the answer stage says data, and again after its one repair call.
+    stub.script(json_reply(FRAME), json_reply(STOP), ok(garbage), ok(garbage))
+    answer, gateway = ask(stub, cafe)
+    assert garbage not in answer.text and not answer.text.lstrip().startswith("{")
+    assert "answer: invalid_text" in answer.usage.fallbacks
+    assert answer.text == "Lin Wei is at Sunrise Cafe, serving customers."  # the offline answer
+    assert answer.usage.model_calls == stub.request_count == gateway.usage.total().calls >= 4
+
+
+@pytest.mark.parametrize("status", [429, 500])
+def test_every_failed_request_is_counted(cafe: ProbeScene, status: int) -> None:
+    with OpenAIStub(responder=always(http_error(status))) as stub:
+        answer, gateway = ask(stub, cafe)
+        made = stub.request_count
+    reason = "rate_limited" if status == 429 else "http_error"
+    assert answer.usage.fallbacks and all(f.endswith(f": {reason}") for f in answer.usage.fallbacks)
+    assert answer.usage.model_calls == made == gateway.usage.total().calls >= 2 * len(answer.usage.fallbacks)
+
+
+def test_a_model_that_never_answers_costs_the_question_one_stage_at_most(cafe: ProbeScene) -> None:
+    with OpenAIStub(responder=always(hang())) as stub:
+        started = time.monotonic()
+        answer, _ = ask(stub, cafe, timeout=0.3, unit_budget=1.0)
+        elapsed = time.monotonic() - started
+        made = stub.request_count
+    assert elapsed < 1.0 + 0.3 + DEADLINE_GRACE + 0.5
+    stages = {f.split(":")[0] for f in answer.usage.fallbacks}
+    assert stages >= {"intent", "probe_planning", "answer"}
+    assert answer.usage.fallbacks[0] == "intent: timeout"
+    assert all(f.endswith(": unavailable") for f in answer.usage.fallbacks[1:])  # nothing more sent
+    assert answer.usage.model_calls == made
+
+
+def test_the_question_budget_bounds_the_requests_of_all_its_stages(cafe: ProbeScene) -> None:
+    """Garbage every time: each stage would repair and fall back; the question's budget of three
+    requests stops the repairs and sends nothing for the stages after it."""
+    with OpenAIStub(responder=always(ok("{not json"))) as stub:
+        answer, _ = ask(stub, cafe, unit_calls=3)
+        made = stub.request_count
+    assert made == answer.usage.model_calls == 3
+    assert answer.usage.fallbacks[0] == "intent: invalid_json"
+    assert answer.usage.fallbacks[1:] and all(f.endswith(": budget") for f in answer.usage.fallbacks[1:])

@@ -12,13 +12,14 @@ import pytest
 from pydantic import BaseModel
 
 from actors.bus import Bus
-from actors.episodes.assistant import AssistantActor, AssistantState
+from actors.episodes.assistant import AssistantActor, AssistantState, ConsolidatedHook
 from actors.llm import GatewayConfig, LLMGateway
 from actors.runtime import Actor, Context, Host, HostConfig, StatefulActor, on
+from messages.aura import UsageSummary
 from messages.episodes import AssistantReply, EndSession, UserTurn
 from messages.probes import ListTools, ProbeCall, ProbeResult, ToolList
 from tests.conftest import wait_until
-from tests.support.openai_stub import OpenAIStub, http_error, json_reply
+from tests.support.openai_stub import OpenAIStub, http_error, json_reply, ok
 from world.aura import budget_for_gap
 from world.episodes.apps import EnvState, EpisodeTools, new_state
 
@@ -96,13 +97,24 @@ class Setup:
 
 @contextmanager
 def hosted(
-    bus: Bus, stub: OpenAIStub, *, intent_step: bool = False, files: dict[str, str] | None = None
+    bus: Bus,
+    stub: OpenAIStub,
+    *,
+    intent_step: bool = False,
+    files: dict[str, str] | None = None,
+    on_consolidated: ConsolidatedHook | None = None,
 ) -> Iterator[Setup]:
     config = GatewayConfig(model=MODEL, api_base=stub.url, api_key="sk-stub", timeout=5.0, max_retries=0)
     gateway = LLMGateway(config)
     registry = StandInRegistry(files or {})
     inbox = Inbox()
-    assistant = AssistantActor(MODEL, intent_step=intent_step, gateway_factory=lambda _: gateway, max_steps=4)
+    assistant = AssistantActor(
+        MODEL,
+        intent_step=intent_step,
+        gateway_factory=lambda _: gateway,
+        max_steps=4,
+        on_consolidated=on_consolidated,
+    )
     host = Host(bus, HostConfig(block_ms=50), name="assistant-test")
     host.spawn(lambda: registry, f"registry.{EP}")
     host.spawn(lambda: inbox, f"user.{EP}")
@@ -204,3 +216,31 @@ def test_memory_is_consolidated_by_the_model_and_used_in_the_next_session(bus: B
     state = AssistantState.model_validate_json(stored)
     assert [n.text for n in state.memories["u1"].notes] == ["Reports go in the reports/ folder."]
     assert list(state.transcripts) == ["t2"]  # t1 was consolidated and dropped
+
+
+# -- failing models (issue 13) ---------------------------------------------------------------
+
+
+def test_a_reply_that_is_data_is_never_sent_and_falls_back(bus: Bus, stub: OpenAIStub) -> None:
+    stub.script(json_reply(step("reply", reply="{not json, 'yes': YES ,,")))
+    with hosted(bus, stub) as s:
+        reply = s.turn("Write a packing list for the ski trip")
+    assert "{not json" not in reply.text
+    assert reply.backend == f"offline (fallback from llm:{MODEL})"
+    assert reply.usage.fallbacks == ("answer: invalid_text",) and reply.usage.model_calls == 1
+
+
+def test_the_reflection_and_its_fallback_are_reported_with_every_call(bus: Bus, stub: OpenAIStub) -> None:
+    reflected: list[tuple[str, UsageSummary]] = []
+    stub.script(
+        json_reply(step("reply", reply="Which folder?")),
+        ok("{not json, 'yes': YES ,,"),  # the reflection's answer, then its repair's: both unreadable
+        ok("still not json"),
+    )
+    with hosted(bus, stub, on_consolidated=lambda task, usage: reflected.append((task, usage))) as s:
+        s.turn("Write the March report")
+        bus.tell(f"assistant.{EP}", EndSession(episode_id=EP, task_id="t1", user_id="u1"))
+        wait_until(lambda: reflected, timeout=20, what="the reflection's report")
+    ((task, usage),) = reflected
+    assert task == "t1" and usage.fallbacks == ("reflection: invalid_json",)
+    assert usage.model_calls == 2 == stub.request_count - 1  # the turn's call, then the reflection's two

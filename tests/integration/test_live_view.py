@@ -132,7 +132,11 @@ def test_endpoints_and_the_operator_gate(town_view: tuple[LiveView, TownClient])
     assert status == 200 and b'<canvas id="map"' in body
     assert "script-src 'self'" in headers["Content-Security-Policy"]
     assert fetch(base + "/static/app.js")[0] == 200 and fetch(base + "/static/app.css")[0] == 200
-    assert fetch(base + "/metrics")[2] == b"up 1\n"
+    # Extra routes (the daemon's /metrics) are for operators only.
+    assert fetch(base + "/metrics")[0] == 403
+    assert fetch(base + "/metrics", {"Authorization": "Bearer wrong"})[0] == 403
+    assert fetch(base + "/metrics", op)[2] == b"up 1\n"
+    assert fetch(base + "/metrics", {"Cookie": cookie})[2] == b"up 1\n"
     assert fetch(base + "/nope")[0] == 404
 
 

@@ -143,6 +143,8 @@ def test_dlq_list_replay_and_purge_real_dead_letters(
     assert listed.returncode == 0, listed.stderr
     rows = {r["reason"]: r for r in json.loads(listed.stdout)}
     assert set(rows) == {"handler_error", "rejected", "malformed"}
+    assert {r["origin"] for r in rows.values()} == {"verified"}  # signed by the runtime
+    assert rows["malformed"]["bytes"] == rows["malformed"]["kept_bytes"] == len(b"\xc1garbage")
     assert rows["handler_error"]["type"] == "test.flaky" and rows["handler_error"]["source"] == "flaky"
     assert rows["handler_error"]["attempts"] == bus.max_attempts
     assert rows["rejected"]["type"] == "test.work" and rows["rejected"]["attempts"] == 1

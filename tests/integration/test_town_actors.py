@@ -15,6 +15,7 @@ from actors.runtime import Host, HostConfig
 from actors.town import (
     ROLES,
     TICKS_TOPIC,
+    ClockState,
     TownClient,
     TownConfig,
     TownRequestError,
@@ -181,3 +182,26 @@ def test_a_wake_up_the_bus_refused_is_sent_again_and_the_clock_goes_on() -> None
         assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))  # none lost, none doubled
     finally:
         bus.close()
+
+
+def test_a_clock_ahead_of_the_world_is_told_its_tick_and_the_town_goes_on(bus: Bus) -> None:
+    """The clock's stored state says ticks the world never ran (Redis kept the clock's writes of a
+    later moment than the world's): the clock takes what Redis holds, the world tells it where it
+    is instead of dead-lettering a tick that "would skip" its own, and the steps still end where
+    they were aimed, every tick once (issue 13)."""
+    reference = [r.digest for r in Town(embedded_town(), seed=42).step(13)]
+    with running_town(bus) as client:
+        client.step(5, wait=60)
+        ahead = ClockState(completed=9, next_tick=10, paused=True, ticks_per_second=0.0)
+        bus.transport.set(bus.keys.state("clock"), ahead.model_dump_json().encode())
+        status = client.step(3)
+        assert status.target == 12  # the clock believed the world had run 9 ticks
+        client.wait_for_tick(12, timeout=60)
+        view = client.state()
+    assert view.tick == 13 and view.digest == reference[-1]
+    assert sorted({c.tick for c in completions(bus)}) == list(range(13))
+    assert bus.dead_letters() == []
+    clock = ClockState.model_validate_json(bus.load_state("clock") or b"")
+    assert clock.repairs == 2, clock.repair_log  # what Redis held, then the world's position
+    assert "Redis lost the clock's last writes" in clock.repair_log[0]
+    assert "the world has completed 4: adopted" in clock.repair_log[1]

@@ -50,6 +50,32 @@ def slow(content: str = "{}", hold: float = 10.0) -> Reply:
     return Reply(content=content, hold=hold)
 
 
+def hang() -> Reply:
+    """A request never answered (held until the stub stops): a model that always times out."""
+    return Reply(content="{}", hold=3600.0)
+
+
+def rate_limited() -> Reply:
+    return http_error(429, "rate limit exceeded")
+
+
+def server_error() -> Reply:
+    return http_error(500, "internal server error")
+
+
+GARBAGE = "{not json, 'yes': YES ,,"
+"""What a broken model says: neither JSON nor prose."""
+
+
+def garbage(text: str = GARBAGE) -> Reply:
+    return ok(text)
+
+
+def always(reply: Reply) -> Callable[[dict[str, Any]], Reply]:
+    """A responder giving every request ``reply`` (``OpenAIStub(responder=always(hang()))``)."""
+    return lambda request: reply
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     stub: OpenAIStub

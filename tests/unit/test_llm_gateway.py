@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from pydantic import BaseModel, Field
 from actors.bus import KeyLayout, MemoryTransport
 from actors.llm import (
     STAGE_SETTINGS,
+    Budget,
     DiskCache,
     GatewayConfig,
     LLMError,
@@ -421,3 +423,84 @@ def test_an_episode_gateway_pool_caps_every_stage_answer() -> None:
     assert config.settings_for(Stage.IMPORTANCE).max_tokens == 50  # a smaller cap stays
     assert config.settings_for(Stage.ANSWER).temperature == STAGE_SETTINGS[Stage.ANSWER].temperature
     assert GatewayPool().get("openai/local").config.settings_for(Stage.ANSWER).max_tokens is None
+
+
+# -- deadlines, budgets, prose (issue 13) ----------------------------------------------------
+
+
+def test_a_request_that_never_returns_is_given_up_at_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even a client that ignores its timeout (a server trickling bytes) costs one deadline."""
+    release = threading.Event()
+
+    def stuck(**kwargs: Any) -> Any:
+        release.wait(30)
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(litellm, "completion", stuck)
+    monkeypatch.setattr("actors.llm._gateway.DEADLINE_GRACE", 0.05)
+    gw = gateway(timeout=0.2, max_retries=0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(LLMError) as err:
+            gw.complete(Stage.ANSWER, USER, actor="env")
+    finally:
+        release.set()
+    assert time.monotonic() - started < 2.0
+    assert (err.value.reason, err.value.attempts) == ("timeout", 1)
+    assert gw.usage.total().calls == 1 and gw.usage.total().failures == 1
+
+
+def test_a_spent_unit_budget_sends_nothing_and_says_so(scripted: Scripted) -> None:
+    gw = gateway()
+    unit = Budget(60.0, calls=1)
+    scripted.script("ok")
+    gw.complete(Stage.ANSWER, USER, budget=unit)
+    with pytest.raises(LLMError) as err:
+        gw.complete(Stage.ANSWER, USER, budget=unit, actor="env")
+    assert (err.value.reason, err.value.attempts) == ("budget", 0)
+    assert len(scripted.calls) == 1
+    assert gw.usage.by_actor()["env"].failures == 1 and gw.usage.by_actor()["env"].calls == 0
+
+
+def test_the_stage_budget_bounds_retries_in_time_and_calls(scripted: Scripted) -> None:
+    scripted.script("litellm.RateLimitError", "litellm.RateLimitError")
+    gw = gateway(max_retries=5, stage_calls=2)
+    with pytest.raises(LLMError) as err:
+        gw.complete(Stage.ANSWER, USER)
+    assert (err.value.reason, err.value.attempts) == ("rate_limited", 2)  # the last failure's reason
+    assert gw.usage.total().calls == 2  # failed requests are counted
+
+
+def test_a_budget_is_shared_down_its_chain() -> None:
+    unit = Budget(None, calls=2)
+    stage = unit.child(None, calls=5)
+    assert stage.take_call() and stage.take_call() and not stage.take_call()
+    assert unit.calls_left() == 0
+    with pytest.raises(ValueError, match="positive and finite"):
+        Budget(float("inf"))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["{not json, 'yes': YES ,,", '{"answer": "at home"}', '["at home"]', "```json\n{}\n```", "42"],
+    ids=["invalid-json", "json-object", "json-array", "code-fence", "bare-json"],
+)
+def test_a_prose_stage_repairs_data_once_then_refuses_it(scripted: Scripted, answer: str) -> None:
+    gw = gateway()
+    scripted.script(answer, "He is at home, writing.")
+    done = gw.complete(Stage.ANSWER, USER, prose=True)
+    assert done.text == "He is at home, writing." and done.attempts == 2
+    scripted.script(answer, answer)
+    with pytest.raises(LLMError) as err:
+        gw.complete(Stage.ANSWER, [{"role": "user", "content": "again"}], prose=True, actor="env")
+    assert (err.value.reason, err.value.attempts) == ("invalid_text", 2)
+    assert gw.usage.by_actor()["env"].calls == 2 and gw.usage.by_actor()["env"].failures == 1
+
+
+def test_a_failed_repair_call_reports_the_attempts_of_both(scripted: Scripted) -> None:
+    scripted.script("not json at all", "litellm.ContextWindowExceededError")
+    gw = gateway()
+    with pytest.raises(LLMError) as err:
+        gw.structured(Stage.INTENT, USER, Frame)
+    assert (err.value.reason, err.value.attempts) == ("http_error", 2)
+    assert gw.usage.total().calls == 2

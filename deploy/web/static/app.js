@@ -611,7 +611,11 @@
     source.addEventListener("state", (m) => onState(JSON.parse(m.data)));
     source.addEventListener("events", (m) => addEvents(JSON.parse(m.data)));
     source.addEventListener("audit", (m) => addAudit(JSON.parse(m.data)));
-    source.addEventListener("error", () => setConn("down", "reconnecting…"));
+    source.addEventListener("error", () => {
+      setConn("down", "reconnecting…");
+      // A refused stream (503: the view's limit) is not retried by the browser itself.
+      if (source.readyState === EventSource.CLOSED) setTimeout(connect, 5000);
+    });
   }
 
   async function start() {
