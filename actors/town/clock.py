@@ -17,15 +17,16 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import structlog
 from pydantic import BaseModel, ConfigDict
 
 from actors.bus import Bus
-from actors.runtime import Context, StatefulActor, on
+from actors.runtime import Context, on
 from actors.runtime._scheduler import Scheduler
 from actors.town._config import TownConfig
-from messages import Message
+from actors.town._stored import StoreGuardedActor
 from messages.town import (
     ClockStatus,
     ClockWake,
@@ -47,9 +48,6 @@ VERIFY_EVERY = 2.0
 """Seconds between checks, while a tick is awaited, that Redis still holds the clock's state."""
 REPAIRS_KEPT = 20
 
-_STORED_HERE: dict[tuple[str, str], int] = {}
-"""(namespace, address) -> the last tick a clock of this process stored as completed: a clock that
-loads less (restarted or reloaded after a commit that did not apply) records the repair."""
 WORLD = "world"
 
 
@@ -126,9 +124,10 @@ def completed(state: ClockState, tick: int) -> None:
         state.awaiting = None
 
 
-class ClockActor(StatefulActor[ClockState]):
+class ClockActor(StoreGuardedActor[ClockState]):
     state_model = ClockState
     topics = ("town.ticks",)
+    stored_here: ClassVar[dict[tuple[str, str], int]] = {}
 
     def __init__(self, config: TownConfig) -> None:
         self.config = config
@@ -136,37 +135,18 @@ class ClockActor(StatefulActor[ClockState]):
         self._timer: Scheduler | None = None
         self._wake_due: float | None = None
         self._lock = threading.Lock()
-        self._bus: Bus | None = None
-        self._address = CLOCK
-        self._committed: bytes | None = None
-        """The state as last stored (loaded or saved): what Redis must still hold."""
-        super().__init__()
+        super().__init__(CLOCK)
 
     def initial_state(self) -> ClockState:
         return ClockState(ticks_per_second=self.config.ticks_per_second, paused=self.config.start_paused)
 
-    def save_state(self) -> bytes | None:
-        data = super().save_state()
-        self._committed = data
-        if self._bus is not None:
-            _STORED_HERE[self._bus.namespace, self._address] = self.state.completed
-        return data
+    def position(self) -> int:
+        return self.state.completed
 
-    def load_state(self, data: bytes | None) -> None:
-        super().load_state(data)
-        self._committed = data
-        if self._bus is not None:  # a reload; the first load is checked by on_start
-            self._check_regression(self._bus)
-
-    def _check_regression(self, bus: Bus) -> None:
+    def behind_stored(self, bus: Bus, stored_here: int) -> None:
         """Loaded a state behind what this process stored: Redis lost writes (or a commit did
         not apply). Record it and ask the world again for the awaited tick at once."""
-        key = (bus.namespace, self._address)
-        stored_here = _STORED_HERE.get(key)
         s = self.state
-        if stored_here is None or s.completed >= stored_here:
-            return
-        _STORED_HERE[key] = s.completed
         s.sent_at = 0.0
         what = (
             f"the clock's stored state is behind what this process stored (completed {s.completed} < "
@@ -175,24 +155,10 @@ class ClockActor(StatefulActor[ClockState]):
         )
         self._repaired(bus, what)
 
-    def dispatch(self, ctx: Context, message: Message) -> Message | None:
-        self._verify_store(ctx)
-        return super().dispatch(ctx, message)
-
-    def _verify_store(self, ctx: Context) -> None:
-        """Redis must hold the state this clock last stored; if it lost it (an OS crash cut its
-        AOF's tail), every actor's stored state is from the same earlier moment: go back to it and
-        ask the world again for the awaited tick, at once."""
-        if self._committed is None:
-            return
-        stored = ctx.bus.load_state(ctx.address)
-        if stored == self._committed:
-            return
-        lost = self.state
-        super().load_state(stored)
-        self._committed = stored
+    def lost_writes(self, ctx: Context, lost: ClockState) -> None:
+        """Every actor's stored state is from the same earlier moment: ask the world again for
+        the awaited tick, at once."""
         s = self.state
-        _STORED_HERE[ctx.bus.namespace, ctx.address] = s.completed
         what = (
             f"Redis lost the clock's last writes (it had completed {lost.completed}, awaiting "
             f"{lost.awaiting}; Redis holds completed {s.completed}, awaiting {s.awaiting}): "
@@ -207,8 +173,7 @@ class ClockActor(StatefulActor[ClockState]):
         log.warning("clock repaired", repair=what, repairs=self.state.repairs)
 
     def on_start(self, address: str, bus: Bus) -> None:
-        self._bus, self._address = bus, address
-        self._check_regression(bus)
+        self.guard_start(address, bus)
         self._timer = Scheduler(f"clock-timer-{bus.process_id}")
         self._wake_at(self._now())  # resume wherever the stored state left off
 

@@ -21,13 +21,15 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import ClassVar
 
 import structlog
 
 from actors.bus import AskTimeoutError, Bus, RemoteError
-from actors.runtime import Context, StatefulActor, on
+from actors.runtime import Context, on
 from actors.town._config import TownConfig
-from messages import Envelope, Message
+from actors.town._stored import StoreGuardedActor
+from messages import Envelope
 from messages.probes import GetProbeScene, ProbeSceneData
 from messages.town import (
     Decision,
@@ -71,9 +73,6 @@ OUTAGE_PROBE_S = 0.5
 """A probe of the bus that takes longer than this (or fails) means the bus was away."""
 PROBE_EVERY = 0.25
 ASK_ROUNDS = 5
-_STORED_HERE: dict[tuple[str, str], int] = {}
-"""(namespace, address) -> the next tick a world of this process stored: a world that loads less
-(restarted or reloaded after a commit that did not apply) logs and counts the repair."""
 """Rounds of asking agents a tick's decision when outages keep interrupting them."""
 
 TICKS_TOPIC = "town.ticks"
@@ -84,72 +83,41 @@ def agent_address(slug: str) -> str:
     return f"agent.{slug}"
 
 
-class WorldActor(StatefulActor[WorldState]):
+class WorldActor(StoreGuardedActor[WorldState]):
     state_model = WorldState
+    stored_here: ClassVar[dict[tuple[str, str], int]] = {}
 
     def __init__(self, config: TownConfig, dialogue: DialogueWriter | None = None) -> None:
         self.config = config
         self.definition = config.definition
         self.dialogue = dialogue
         """Words the conversations (a model, ``actors.town.llm_mind``); None: the templates."""
-        self._committed: bytes | None = None
-        """The state as last stored (loaded or saved): what Redis must still hold."""
-        self._bus: Bus | None = None
-        self._address = "world"
-        super().__init__()
+        super().__init__("world")
 
     def on_start(self, address: str, bus: Bus) -> None:
-        self._bus, self._address = bus, address
-        self._check_regression(bus)
+        self.guard_start(address, bus)
 
-    def _check_regression(self, bus: Bus) -> None:
-        key = (bus.namespace, self._address)
-        stored_here = _STORED_HERE.get(key)
-        if stored_here is not None and self.state.tick < stored_here:
-            bus.count("town_repairs")
-            log.warning(
-                "the world's stored state is behind what this process stored (Redis lost writes, "
-                "or a commit did not apply); running the lost ticks again",
-                had_tick=stored_here,
-                stored_tick=self.state.tick,
-            )
-        _STORED_HERE[key] = self.state.tick
+    def position(self) -> int:
+        return self.state.tick
+
+    def behind_stored(self, bus: Bus, stored_here: int) -> None:
+        bus.count("town_repairs")
+        log.warning(
+            "the world's stored state is behind what this process stored (Redis lost writes, "
+            "or a commit did not apply); running the lost ticks again",
+            had_tick=stored_here,
+            stored_tick=self.state.tick,
+        )
 
     def initial_state(self) -> WorldState:
         return initial_state(self.definition, self.config.seed)
 
-    def save_state(self) -> bytes | None:
-        data = super().save_state()
-        self._committed = data
-        if self._bus is not None:
-            _STORED_HERE[self._bus.namespace, self._address] = self.state.tick
-        return data
-
-    def load_state(self, data: bytes | None) -> None:
-        super().load_state(data)
-        self._committed = data
-        if self._bus is not None:  # a reload; the first load is checked by on_start
-            self._check_regression(self._bus)
-
-    def dispatch(self, ctx: Context, message: Message) -> Message | None:
-        self._verify_store(ctx)
-        return super().dispatch(ctx, message)
-
-    def _verify_store(self, ctx: Context) -> None:
-        if self._committed is None:
-            return
-        stored = ctx.bus.load_state(ctx.address)
-        if stored == self._committed:
-            return
-        ahead = self.state.tick
-        super().load_state(stored)
-        self._committed = stored
-        _STORED_HERE[ctx.bus.namespace, ctx.address] = self.state.tick
+    def lost_writes(self, ctx: Context, lost: WorldState) -> None:
         ctx.bus.count("town_repairs")
         log.warning(
             "Redis lost the world's last writes; going back to what it holds and running the lost "
             "ticks again",
-            had_tick=ahead,
+            had_tick=lost.tick,
             stored_tick=self.state.tick,
         )
 
