@@ -73,12 +73,14 @@ def daemon(
     base = f"http://127.0.0.1:{port}"
 
     def serving() -> bool:
+        # Up, and the town's first state read (a busy machine can start the view before it).
         try:
-            return fetch(base + "/healthz")[0] == 200
+            status, _, body = fetch(base + "/api/state")
         except OSError:
             return False
+        return status == 200 and json.loads(body).get("state") is not None
 
-    wait_until(serving, timeout=60, what="the daemon's live view")
+    wait_until(serving, timeout=60, what="the daemon's live view and the town's first state")
     yield Daemon(base, port, proc.pid, token)
 
 
