@@ -71,6 +71,12 @@ class BusToolPort:
         self.timeout = timeout
         self._tools: ToolList | None = None
 
+    @classmethod
+    def for_turn(cls, ctx: Context, turn: UserTurn, *, timeout: float = 30.0) -> BusToolPort:
+        """The registry a user turn names (its ``tools``, else the episode's), called as this actor."""
+        address = turn.tools or f"registry.{turn.episode_id}"
+        return cls(ctx, address, caller=ctx.address, task_id=turn.task_id, timeout=timeout)
+
     def tools(self) -> ToolList:
         if self._tools is None:
             try:
@@ -341,13 +347,7 @@ class AssistantActor(StatefulActor[AssistantState]):
         fresh = turn.turn == 1 and turn.kind in _FIRST_KINDS  # a (re)started session
         transcript = [] if fresh else list(self.state.transcripts.get(turn.task_id, []))
         memory = self.state.memories.get(turn.user_id) or AssistantMemory(user_id=turn.user_id)
-        port = BusToolPort(
-            ctx,
-            turn.tools or f"registry.{turn.episode_id}",
-            caller=ctx.address,
-            task_id=turn.task_id,
-            timeout=self.timeout,
-        )
+        port = BusToolPort.for_turn(ctx, turn, timeout=self.timeout)
         model = self._model()
         try:
             if model is not None:

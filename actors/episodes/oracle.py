@@ -34,13 +34,7 @@ class OracleAssistantActor(StatefulActor[OracleState]):
     @on(UserTurn)
     def turn(self, ctx: Context, turn: UserTurn) -> None:
         saved = {} if turn.turn == 1 else dict(self.state.saved.get(turn.task_id, {}))
-        port = BusToolPort(
-            ctx,
-            turn.tools or f"registry.{turn.episode_id}",
-            caller=ctx.address,
-            task_id=turn.task_id,
-            timeout=self.timeout,
-        )
+        port = BusToolPort.for_turn(ctx, turn, timeout=self.timeout)
         reply = play_turn(self.scripts.get(turn.task_id, ()), turn, port, saved)
         self.state.saved[turn.task_id] = saved
         refused = [r.tool_name for r in reply.tool_records if r.status != "ok"]

@@ -633,12 +633,23 @@ def _read_task(  # noqa: PLR0917
     return _TaskRead(task=task, raw=raw, file=file, loaded=loaded)
 
 
+def _persona_file(path: Path, issues: _Issues, *, not_a_mapping: str | None = None) -> Any:
+    """The document of an optional persona file, or ``_UNREADABLE`` when it is absent or cannot
+    be read (the error recorded). With ``not_a_mapping``, a document that is not a mapping is
+    that error."""
+    if not path.is_file():
+        return _UNREADABLE
+    raw = _read_yaml(path, issues)
+    if raw is not _UNREADABLE and not_a_mapping is not None and not isinstance(raw, Mapping):
+        issues.error(path, ROOT_FIELD, not_a_mapping)
+        return _UNREADABLE
+    return raw
+
+
 def _read_tools_file(directory: Path, issues: _Issues) -> tuple[str, ...] | None:
     """The app tools a persona's ``tools.yaml`` offers (None when there is none)."""
     path = directory / TOOLS_FILE
-    if not path.is_file():
-        return None
-    raw = _read_yaml(path, issues)
+    raw = _persona_file(path, issues)
     if raw is _UNREADABLE:
         return None
     names = raw.get("tool_names") if isinstance(raw, Mapping) else raw
@@ -664,13 +675,8 @@ def _read_tools_file(directory: Path, issues: _Issues) -> tuple[str, ...] | None
 
 def _read_seed(directory: Path, issues: _Issues) -> WorldSeed | None:
     path = directory / SEED_FILE
-    if not path.is_file():
-        return None
-    raw = _read_yaml(path, issues)
+    raw = _persona_file(path, issues, not_a_mapping="expected a mapping with people and apps")
     if raw is _UNREADABLE:
-        return None
-    if not isinstance(raw, Mapping):
-        issues.error(path, ROOT_FIELD, "expected a mapping with people and apps")
         return None
     try:
         return WorldSeed.model_validate(dict(raw))
@@ -682,13 +688,8 @@ def _read_seed(directory: Path, issues: _Issues) -> WorldSeed | None:
 
 def _read_profile(directory: Path, episode: EpisodeFile, issues: _Issues) -> Mapping[str, Any] | None:
     path = directory / PROFILE_FILE
-    if not path.is_file():
-        return None
-    raw = _read_yaml(path, issues)
-    if raw is _UNREADABLE:
-        return None
-    if not isinstance(raw, Mapping):
-        issues.error(path, ROOT_FIELD, "expected a mapping (user_id, role, ...)")
+    raw = _persona_file(path, issues, not_a_mapping="expected a mapping (user_id, role, ...)")
+    if not isinstance(raw, Mapping):  # absent or unreadable (recorded)
         return None
     user = raw.get("user_id")
     if user is not None and str(user) != episode.user_id:
