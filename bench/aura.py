@@ -45,9 +45,11 @@ stuff-everything estimate (Figure 8: about 2,050 prompt tokens per query; AURA 1
 Tokens are counted with ``litellm.token_counter(model="gpt-4o-mini", messages=...)`` (its bundled
 o200k_base tokenizer; no network); if that fails, len(text) / 4, and the output says so.
 
-The target, printed as PASS/FAIL: the offline ``aura_intent`` answers in under 50 ms median,
-embedded (over both query sets). Results and machine info are written as JSON
-(``bench/results/aura.json`` by default).
+The targets, printed as PASS/FAIL and in the JSON's ``checks``: the offline ``aura_intent``
+answers in under 50 ms median, embedded (over both query sets); and, with a model, ``aura_intent``
+sends at most 1,170 prompt tokens per implicit-v2 query over all its calls (the top of Figure 8's
+1,010-1,170; counted as above, so the offline run's trace decides how many planner calls a query
+makes). Results and machine info are written as JSON (``bench/results/aura.json`` by default).
 
 Run::
 
@@ -150,6 +152,9 @@ TOKEN_MODEL = "gpt-4o-mini"
 PAPER_PACK_ALL = 2050
 PAPER_AURA = (1010, 1170)
 """The paper's Figure 8 estimates (prompt tokens per query, from its own AURATown prompt log)."""
+TOKEN_TARGET = PAPER_AURA[1]
+TOKEN_TARGET_SET = "implicit_v2"
+"""``aura_intent`` must send at most ``TOKEN_TARGET`` prompt tokens per query of this set."""
 PACK_ALL = "pack_all"
 
 READY_TIMEOUT = 120.0
@@ -780,12 +785,20 @@ class Report:
     def checks(self) -> dict[str, dict[str, Any]]:
         timing = self.embedded_for(TARGET_CONDITION)
         median = None if timing is None else timing.summary()["median"]
+        tokens = self.token_row(TARGET_CONDITION)
+        per_query = None if tokens is None else tokens.mean(TOKEN_TARGET_SET)
         return {
             "aura_intent_median_embedded": {
                 "value_ms": median,
                 "target": f"offline {TARGET_CONDITION} median per query, embedded < {TARGET_MS:g} ms",
                 "pass": None if median is None else median < TARGET_MS,
-            }
+            },
+            "aura_intent_prompt_tokens_v2": {
+                "value_tokens": per_query,
+                "target": f"{TARGET_CONDITION} prompt tokens per {TOKEN_TARGET_SET} query, all its calls, "
+                f"<= {TOKEN_TARGET:,} ({TOKEN_MODEL})",
+                "pass": None if per_query is None else per_query <= TOKEN_TARGET,
+            },
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -1023,10 +1036,14 @@ def _verdict(passed: bool | None) -> str:
 
 
 def format_checks(report: Report) -> str:
-    chk = report.checks()["aura_intent_median_embedded"]
+    checks = report.checks()
+    chk, tok = checks["aura_intent_median_embedded"], checks["aura_intent_prompt_tokens_v2"]
     return (
         f"offline {TARGET_CONDITION}, embedded: median {num(chk['value_ms'], '.2f')} ms per query "
-        f"(target < {TARGET_MS:g} ms)  {_verdict(chk['pass'])}"
+        f"(target < {TARGET_MS:g} ms)  {_verdict(chk['pass'])}\n"
+        f"{TARGET_CONDITION} prompt tokens per implicit-v2 query: {num(tok['value_tokens'], ',.0f')} "
+        f"(target <= {TOKEN_TARGET:,}, Figure 8{'; len/4 estimate' if report.token_fallback else ''})  "
+        f"{_verdict(tok['pass'])}"
     )
 
 

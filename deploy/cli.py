@@ -317,7 +317,19 @@ def build_parser() -> argparse.ArgumentParser:
         "a rerun on the same --out resumes (finished cells are not recomputed). Offline by default.",
     )
     aura.add_argument(
-        "--suite", default="implicit-v2", choices=("factual", "privacy", "implicit-v1", "implicit-v2")
+        "--suite",
+        default="implicit-v2",
+        help="factual, privacy, implicit-v1, implicit-v2, phrasing, phrasing-dev or phrasing-test; several "
+        "comma-separated implicit suites run one after the other into OUT/<suite> with one table comparing "
+        "them (default: %(default)s)",
+    )
+    aura.add_argument(
+        "--reader",
+        default=None,
+        choices=("auto", "cues", "embedding"),
+        help="the offline IntentInferrer's social reader: embedding (the embed extra), cues (no "
+        "dependency) or auto, the embedding reader when installed "
+        "(default: $AURATOWN_INTENT_READER, else auto)",
     )
     aura.add_argument("--conditions", default=None, help="comma-separated (default: every condition)")
     aura.add_argument("--seeds", default="42,123,456", help="comma-separated (default: %(default)s)")

@@ -53,6 +53,13 @@ class IntentFrame(_Frozen):
     rationale: str = ""
     subject: str | None = None
     """The agent the query is about, when there is one."""
+    reading: str | None = None
+    """The social reading the need was inferred from (availability, mood, appropriateness,
+    latent_goal, second_order), when the inferrer names one."""
+    subjects: tuple[str, ...] = ()
+    """A question about a group or a place: the people it concerns (then ``subject`` is None)."""
+    place: str | None = None
+    """The place a group question names, if any."""
     target: str | None = None
     """In a second-order question ("does X think Y ..."), Y: whose real state the belief is
     checked against."""

@@ -2,6 +2,15 @@
 
 from actors.aura._backends import BackendFactory, make_backend_factory
 from actors.aura._bus_probes import BusProbes
+from actors.aura._embedding import EmbeddingReader, EmbeddingUnavailableError, reader_from_setting
 from actors.aura._llm_backend import LLMBackend
 
-__all__ = ["BackendFactory", "BusProbes", "LLMBackend", "make_backend_factory"]
+__all__ = [
+    "BackendFactory",
+    "BusProbes",
+    "EmbeddingReader",
+    "EmbeddingUnavailableError",
+    "LLMBackend",
+    "make_backend_factory",
+    "reader_from_setting",
+]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from actors.llm import LLMGateway
 
 ROOT = Path(__file__).resolve().parents[2]
-IMPLICIT_SUITES = ("implicit-v1", "implicit-v2")
+IMPLICIT_SUITES = ("implicit-v1", "implicit-v2", "phrasing", "phrasing-dev", "phrasing-test")
 FACTUAL_SUITES = ("factual", "privacy")
 
 
@@ -53,7 +53,11 @@ def _seeds(text: str) -> list[int]:
 
 
 def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
-    """Run (or resume) the suite; returns the run directory and its report."""
+    """Run (or resume) the suite, or several (``--suite a,b,c``: one run directory each under
+    ``--out``, and one table comparing them); returns the run directory and its report."""
+    names = [n.strip() for n in str(args.suite).split(",") if n.strip()]
+    if len(names) > 1:
+        return _run_several(args, names)
     if args.suite not in (*FACTUAL_SUITES, *IMPLICIT_SUITES):
         raise BenchUsageError(
             f"unknown suite {args.suite!r}: choose from {', '.join((*FACTUAL_SUITES, *IMPLICIT_SUITES))}"
@@ -65,7 +69,14 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
     conditions = _conditions(args.conditions)
     seeds = _seeds(args.seeds)
     out = Path(args.out) if args.out else Path("runs") / f"{args.suite}-{time.strftime('%Y%m%d-%H%M%S')}"
+    from actors.aura import reader_from_setting
+
+    try:
+        reader = reader_from_setting(getattr(args, "reader", None))
+    except Exception as exc:  # noqa: BLE001 - an unknown or unavailable reader, in one line
+        raise BenchUsageError(str(exc)) from None
     config: dict[str, Any] = {
+        "intent_reader": reader.name,
         "suite": args.suite,
         "data": str(suite.source),
         "bundled": suite.bundled,
@@ -91,7 +102,9 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
         raise BenchUsageError(str(exc)) from None
     from actors.aura import make_backend_factory
 
-    factory = make_backend_factory(args.model, api_base=args.api_base, cache_dir=args.cache_dir)
+    factory = make_backend_factory(
+        args.model, api_base=args.api_base, cache_dir=args.cache_dir, reader=reader
+    )
 
     def backends() -> Backend:  # one backend per cell
         return factory(None)
@@ -169,3 +182,57 @@ def _run(  # noqa: PLR0917 - the run's parts, decided by run_aura
     report = write_report(out)
     summary = f"{ran} cells run, {skipped} resumed, in {elapsed:.1f}s; report: {out / 'report.md'}"
     return out, report + "\n\n" + summary
+
+
+def _run_several(args: argparse.Namespace, names: list[str]) -> tuple[Path, str]:
+    """Each suite into ``OUT/<suite>``, then one table of every condition across the suites."""
+    unknown = [n for n in names if n not in (*FACTUAL_SUITES, *IMPLICIT_SUITES)]
+    if unknown:
+        known = ", ".join((*FACTUAL_SUITES, *IMPLICIT_SUITES))
+        raise BenchUsageError(f"unknown suite(s) {', '.join(unknown)}: choose from {known}")
+    if any(n in FACTUAL_SUITES for n in names):
+        raise BenchUsageError("several suites in one run compare implicit-intent suites only")
+    root = Path(args.out) if args.out else Path("runs") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
+    dirs: dict[str, Path] = {}
+    for name in names:
+        one = argparse.Namespace(**{**vars(args), "suite": name, "out": str(root / name)})
+        dirs[name], _ = run_aura(one)
+    table = comparison_table(dirs)
+    (root / "comparison.md").write_text(table + "\n")
+    return (
+        root,
+        table + f"\n\nruns: {', '.join(str(d) for d in dirs.values())}; table: {root / 'comparison.md'}",
+    )
+
+
+def comparison_table(dirs: dict[str, Path]) -> str:
+    """Implicit score, probes per query and forbidden-tool violations of each condition, suite by
+    suite (one column group per suite)."""
+    from bench.suite.metrics import summarize_all
+    from bench.suite.report import as_metrics_cell, latest_cells
+
+    summaries = {
+        name: summarize_all(as_metrics_cell(r) for r in latest_cells(RunDir(d))) for name, d in dirs.items()
+    }
+    from bench.suite.report import _order
+
+    conditions = sorted(dict.fromkeys(c for s in summaries.values() for c in s), key=_order)
+    head = "| condition | " + " | ".join(f"{n} implicit | {n} probes/q | {n} viol. %" for n in dirs) + " |"
+    rule = "| --- |" + " ---: | ---: | ---: |" * len(dirs)
+    rows = [head, rule]
+    for c in conditions:
+        cells = []
+        for n in dirs:
+            s = summaries[n].get(c)
+            if s is None:
+                cells += ["-", "-", "-"]
+                continue
+            implicit = s.mean_scores.get("implicit_score")
+            cells += [
+                f"{implicit:.3f}" if implicit is not None else "-",
+                f"{s.probes_per_query:.2f}",
+                f"{s.violation_pct:.1f}",
+            ]
+        rows.append(f"| {c} | " + " | ".join(cells) + " |")
+    queries = ", ".join(f"{n}: {next(iter(s.values())).n_queries} queries" for n, s in summaries.items() if s)
+    return "\n".join(rows) + f"\n\n{queries}"

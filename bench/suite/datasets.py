@@ -21,7 +21,9 @@ from world.definition import TownDefinition
 from world.probes import SceneError, scene_from_aura_v2, scene_from_town
 from world.town import Town
 
-SuiteName = Literal["factual", "privacy", "implicit-v1", "implicit-v2"]
+SuiteName = Literal[
+    "factual", "privacy", "implicit-v1", "implicit-v2", "phrasing", "phrasing-dev", "phrasing-test"
+]
 SUITE_NAMES: tuple[SuiteName, ...] = get_args(SuiteName)
 
 Subcategory = Literal["availability", "mood", "appropriateness", "latent_goal", "second_order"]
@@ -52,6 +54,9 @@ RELEASE_FILES: dict[SuiteName, tuple[str, ...]] = {
     "privacy": ("privacy_distractor_queries.json",),
     "implicit-v1": ("implicit_intent_queries.json",),
     "implicit-v2": ("implicit_intent_queries_v2_AB.json", "implicit_intent_queries_v2.json"),
+    "phrasing": (),
+    "phrasing-dev": (),
+    "phrasing-test": (),
 }
 # Our bundled sets; both implicit suites read the one v2-format file (v1 is v2's single-scene case).
 BUNDLED_FILES: dict[SuiteName, str] = {
@@ -59,7 +64,13 @@ BUNDLED_FILES: dict[SuiteName, str] = {
     "privacy": "privacy_queries.json",
     "implicit-v1": "implicit_queries.json",
     "implicit-v2": "implicit_queries.json",
+    "phrasing": "phrasing_queries.json",
+    "phrasing-dev": "phrasing_queries.json",
+    "phrasing-test": "phrasing_queries.json",
 }
+PHRASING_SPLITS: dict[SuiteName, str] = {"phrasing-dev": "dev", "phrasing-test": "test"}
+"""The phrasing-robustness set is split once, by scene, into halves named in its ``splits`` field:
+tune on dev, report test."""
 V1_SCENE = "A_cafe_morning"
 """The v1 file has no snapshot: its 25 queries are v2's scene A verbatim (v2's description)."""
 
@@ -189,6 +200,8 @@ def suite_file(name: SuiteName, data_dir: str | Path | None) -> Path:
     d = Path(data_dir)
     if d.is_file():
         return d
+    if not RELEASE_FILES[name]:
+        return bundled_dir() / BUNDLED_FILES[name]  # our own set: the release has no such file
     if not d.is_dir():
         raise SuiteFileError(f"no data directory {d}")
     for candidate in RELEASE_FILES[name]:
@@ -205,7 +218,7 @@ def load_suite(name: SuiteName, data_dir: str | Path | None = None) -> Suite:
     """
     path = suite_file(name, data_dir)
     data = _read_json(path)
-    bundled = data_dir is None
+    bundled = path.parent == bundled_dir()
     version = str(data.get("version", ""))
     if name in ("factual", "privacy"):
         record: type[FactualQuery] = FactualQuery if name == "factual" else PrivacyQuery
@@ -219,9 +232,28 @@ def load_suite(name: SuiteName, data_dir: str | Path | None = None) -> Suite:
         raw, scenes = _adapt_v1(path, raw)
     implicit = _records(path, {"queries": raw}, ImplicitQuery)
     _check_implicit(path, implicit, scenes)
+    if name in PHRASING_SPLITS:
+        scenes, implicit = _split(path, data, PHRASING_SPLITS[name], scenes, implicit)
     return Suite(
         name=name, queries=tuple(implicit), scenes=scenes, source=path, bundled=bundled, version=version
     )
+
+
+def _split(
+    path: Path,
+    data: Mapping[str, Any],
+    half: str,
+    scenes: dict[str, ImplicitScene],
+    queries: list[ImplicitQuery],
+) -> tuple[dict[str, ImplicitScene], list[ImplicitQuery]]:
+    splits = data.get("splits")
+    if not isinstance(splits, dict) or not isinstance(splits.get(half), list):
+        raise SuiteFormatError(f"{path}: no splits.{half} list of scene ids")
+    chosen = [str(s) for s in splits[half]]
+    unknown = [s for s in chosen if s not in scenes]
+    if unknown:
+        raise SuiteFormatError(f"{path}: splits.{half} names unknown scenes {', '.join(unknown)}")
+    return {s: scenes[s] for s in chosen}, [q for q in queries if q.scene in chosen]
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -5,7 +5,9 @@ Four judges, one failure rule:
 - ``ImplicitIntentJudge``: deterministic, offline. Scores an answer to an implicit-intent v2 query on the
   paper's two dimensions (``literal_score``, ``implicit_score``) from the query's gold fields
   (``literal_requires`` public state paths, ``implicit_requires`` private state paths) and the scene
-  snapshot. Scores are banded to {0, 0.5, 1}: all checkable requirements met, some, none.
+  snapshot, by general rules of what the paper's judge rewards and punishes. Scores are 1 (full), a partial
+  credit (0.6, the paper's judge's own) or 0; ``bench.suite.judge_agreement`` fits its two constants on one
+  seed of the paper's released cells and measures it on the others.
 - ``LLMImplicitJudge``: the paper's gpt-4o-mini judge protocol through the project's gateway
   (``Stage.JUDGE``), JSON ``{literal_score, implicit_score, rationale}``.
 - ``FactualClaimJudge``: deterministic claim-level factual judge (CORRECT / CONTRADICTED / UNVERIFIABLE,
@@ -177,93 +179,260 @@ def _has_phrase(answer_norm: str, phrase: str) -> bool:
     return bool(needle) and re.search(rf"\b{re.escape(needle)}", answer_norm) is not None
 
 
-# Surface forms of state values. A gold value matches when any of its phrases occurs in the answer (after
-# lower-casing and dropping apostrophes), or, for values not listed, when all its content stems occur.
-_AVAILABLE = ("available", "free", "open to", "not busy", "has time", "can chat", "approachable", "open for")
-_BUSY = (
-    "busy",
-    "occupied",
-    "tied up",
-    "hands full",
-    "swamped",
-    "not available",
-    "unavailable",
-    "preoccupied",
-)
-_NO_DISTURB = (
-    "do not disturb",
-    "dont disturb",
-    "not to be disturbed",
-    "not be disturbed",
-    "undisturbed",
-    "not be interrupted",
-    "not to be interrupted",
-    "uninterrupted",
-    "left alone",
-    "prefers not to be",
-    "avoid disturbing",
-    "avoid interrupting",
-    "not disturb",
-    "not interrupt",
-    "privacy",
-    "solitude",
-    "alone",
-)
-_UNKNOWN = (
-    "unknown",
-    "not sure",
-    "unsure",
-    "doesnt know",
-    "does not know",
-    "no idea",
-    "uncertain",
-    "unclear",
-)
-VALUE_PHRASES: dict[str, tuple[str, ...]] = {
-    "available": _AVAILABLE,
-    "open_to_chat": (*_AVAILABLE, "open to chat", "happy to chat", "chat"),
-    "busy": _BUSY,
-    "engaged": (*_BUSY, "engaged", "in the middle", "focused on", "mentoring", "with the student"),
-    "concentrating": (*_BUSY, "concentrat", "focus", "absorbed", "deep in"),
-    "do_not_disturb": (*_NO_DISTURB, "busy", "focus", "concentrat", "absorbed", "deep in"),
-    "studying_alone": ("studying alone", "alone", "by himself", "on his own", "studying"),
-    "at_garden": ("garden",),
-    "at_cafe": ("cafe",),
-    "at_the_cafe": ("cafe",),
-    "unknown": _UNKNOWN,
-    "cheerful": ("cheerful", "happy", "upbeat", "good mood", "positive", "joyful", "bright", "friendly"),
-    "relaxed": ("relaxed", "calm", "at ease", "laid back", "laid-back", "easygoing", "comfortable"),
-    "calm": ("calm", "relaxed", "at ease", "composed", "peaceful"),
-    "peaceful": ("peaceful", "calm", "serene", "relaxed", "tranquil", "content"),
-    "focused": ("focus", "concentrat", "absorbed", "engrossed", "immersed", "deep in"),
-    "absorbed": ("absorbed", "focus", "concentrat", "engrossed", "immersed", "deep in"),
-    "thoughtful": ("thoughtful", "reflective", "contemplative", "pensive", "focus"),
-    "stressed": ("stress", "pressure", "overwhelm", "tense", "anxious", "frazzled", "strain"),
-    "anxious": ("anxious", "anxiety", "nervous", "stress", "worried", "uneasy", "tense", "jitter"),
-    "patient": ("patient", "patience", "calm", "composed"),
-    "neutral": ("neutral", "okay", "fine", "even"),
+# -- state values -------------------------------------------------------------------------------------
+
+# A small, general synonym map of states, by private-state field. A gold value belongs to the families that
+# list it (by its own words or their stem); an answer surfaces the value when it affirms the value's own words
+# (or their stems) or any phrase of one of its families. A value in no family (an unseen mood, a belief value
+# such as "at_garden") is matched by its own words alone. For availability, denying one family affirms the
+# other ("not available" is occupied, "not busy" is open).
+STATE_FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
+    "availability": {
+        "open": (
+            "available",
+            "free",
+            "open to",
+            "open to chat",
+            "open for",
+            "approachable",
+            "receptive",
+            "has time",
+            "have time",
+            "can chat",
+            "happy to chat",
+            "sociable",
+        ),
+        "occupied": (
+            "busy",
+            "occupied",
+            "engaged",
+            "tied up",
+            "hands full",
+            "swamped",
+            "unavailable",
+            "preoccupied",
+            "in the middle of",
+            "concentrating",
+            "concentration",
+            "focused",
+            "focusing",
+            "absorbed",
+            "engrossed",
+            "immersed",
+            "deep in",
+            "do not disturb",
+            "dont disturb",
+            "not to be disturbed",
+            "not be disturbed",
+            "undisturbed",
+            "not to be interrupted",
+            "not be interrupted",
+            "uninterrupted",
+            "left alone",
+            "be alone",
+            "privacy",
+            "solitude",
+            "in a hurry",
+            "hurried",
+            "rushed",
+        ),
+    },
+    "emotional_state": {
+        "upbeat": (
+            "cheerful",
+            "happy",
+            "upbeat",
+            "good mood",
+            "good spirits",
+            "positive",
+            "joyful",
+            "bright",
+            "friendly",
+            "excited",
+            "enthusiastic",
+            "lively",
+        ),
+        "calm": (
+            "calm",
+            "relaxed",
+            "at ease",
+            "laid back",
+            "easygoing",
+            "peaceful",
+            "serene",
+            "tranquil",
+            "content",
+            "composed",
+            "patient",
+            "comfortable",
+        ),
+        "focused": (
+            "focused",
+            "absorbed",
+            "concentrating",
+            "engrossed",
+            "immersed",
+            "deep in",
+            "thoughtful",
+            "reflective",
+            "contemplative",
+            "pensive",
+            "determined",
+        ),
+        "tense": (
+            "stressed",
+            "stress",
+            "anxious",
+            "anxiety",
+            "nervous",
+            "worried",
+            "uneasy",
+            "tense",
+            "pressure",
+            "overwhelmed",
+            "frazzled",
+            "strain",
+            "restless",
+            "frustrated",
+            "irritated",
+            "jittery",
+            "on edge",
+            "impatient",
+        ),
+        "low": ("tired", "weary", "exhausted", "sad", "lonely", "gloomy", "melancholy"),
+    },
 }
+_OPPOSITE = {"open": "occupied", "occupied": "open"}
+_UNKNOWN = ("unknown", "not sure", "unsure", "no idea", "uncertain", "unclear")
+_NEGATORS = frozenset(
+    [
+        "not",
+        "isnt",
+        "arent",
+        "wasnt",
+        "werent",
+        "no",
+        "never",
+        "nor",
+        "without",
+        "doesnt",
+        "dont",
+        "hardly",
+        "cannot",
+        "cant",
+    ]
+)
 
 
-_NEGATION = re.compile(r"\b(?:not|isnt|arent|wasnt|no|never|nor|without)\s+(?:\w+\s+)?$")
+def _stems_match(a: str, b: str) -> bool:
+    """Two stems name the same word: equal, or one extends the other ("patien(t|ce)", "concentrat(e|ion)")."""
+    if a == b:
+        return True
+    shared = len(_common_prefix(a, b))
+    tail = (a if len(a) > len(b) else b)[shared:]
+    return shared >= 5 and shared >= min(len(a), len(b)) - 1 and not tail.startswith(("ful", "less"))
 
 
-def _affirmed(norm: str, phrase: str) -> bool:
-    """The phrase occurs at least once not negated by the word or two before it ("not available")."""
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def _negated_at(tokens: Sequence[str], i: int) -> bool:
+    return any(t in _NEGATORS for t in tokens[max(0, i - 2) : i])
+
+
+def _phrase_hits(norm: str, phrase: str) -> tuple[bool, bool]:
+    """(affirmed, denied): the phrase occurs at least once not negated / negated by the word or two before it.
+    A one-word phrase also matches other forms of its word ("relaxing" for "relaxed")."""
     needle = _norm(phrase)
     if not needle:
-        return False
-    return any(not _NEGATION.search(norm[: m.start()]) for m in re.finditer(rf"\b{re.escape(needle)}", norm))
+        return False, False
+    affirmed = denied = False
+    if " " in needle:
+        for m in re.finditer(rf"\b{re.escape(needle)}", norm):
+            if _NEGATION.search(norm[: m.start()]):
+                denied = True
+            else:
+                affirmed = True
+        return affirmed, denied
+    tokens = norm.split()
+    target = _stem(needle)
+    for i, tok in enumerate(tokens):
+        if _stems_match(_stem(tok), target):
+            if _negated_at(tokens, i):
+                denied = True
+            else:
+                affirmed = True
+    return affirmed, denied
 
 
-def value_surfaced(answer: str, value: str) -> bool:
-    """Whether ``answer`` states the state value ``value`` (lenient, case-insensitive, not negated)."""
+_NEGATION = re.compile(r"\b(?:not|isnt|arent|wasnt|werent|no|never|nor|without|doesnt|dont)\s+(?:\w+\s+)?$")
+
+
+def _value_words(value: str) -> str:
+    return _norm(value.replace("_", " "))
+
+
+def state_families(value: str, fld: str | None = None) -> list[str]:
+    """The families of ``value`` (those listing its own words or their stem), in field ``fld`` (else any)."""
+    words = _value_words(value)
+    if not words:
+        return []
+    fields = [fld] if fld in STATE_FAMILIES else list(STATE_FAMILIES)
+    found: list[str] = []
+    for f in fields:
+        for name, phrases in STATE_FAMILIES[f].items():
+            if any(
+                _norm(p) == words or (" " not in words and _stems_match(_stem(_norm(p)), _stem(words)))
+                for p in phrases
+            ):
+                found.append(name)
+    return found
+
+
+def _family_phrases(name: str) -> tuple[str, ...]:
+    return next(phrases[name] for phrases in STATE_FAMILIES.values() if name in phrases)
+
+
+def _own_words_affirmed(norm: str, value: str) -> bool:
+    words = _value_words(value)
+    if _phrase_hits(norm, words)[0]:
+        return True
+    stems = [w for w in words.split() if w not in _STOP and w not in _NEGATORS and len(w) > 2]
+    return len(stems) > 1 and all(_phrase_hits(norm, w)[0] for w in stems)
+
+
+def family_affirmed(answer: str, name: str) -> bool:
+    """The answer affirms a state of family ``name``, or denies its opposite."""
     norm = _norm(answer)
-    phrases = VALUE_PHRASES.get(value.lower())
-    if phrases is not None:
-        return any(_affirmed(norm, p) for p in phrases)
-    stems = content_stems(value)
-    return bool(stems) and stems <= content_stems(answer)
+    if any(_phrase_hits(norm, p)[0] for p in _family_phrases(name)):
+        return True
+    opposite = _OPPOSITE.get(name)
+    return opposite is not None and any(_phrase_hits(norm, p)[1] for p in _family_phrases(opposite))
+
+
+def value_surfaced(answer: str, value: str, fld: str | None = None) -> bool:
+    """Whether ``answer`` states the state value ``value`` of field ``fld`` (its own words, their stems, or a
+    synonym of its family; case-insensitive, not negated)."""
+    if value.lower() == "unknown":
+        norm = _norm(answer)
+        return any(_phrase_hits(norm, p)[0] for p in _UNKNOWN)
+    if _own_words_affirmed(_norm(answer), value):
+        return True
+    return any(family_affirmed(answer, name) for name in state_families(value, fld))
+
+
+def contradicts(answer: str, value: str, fld: str | None = None) -> bool:
+    """Whether ``answer`` states the opposite of an availability value ("open to chat" for a busy agent)."""
+    opposite = [o for name in state_families(value, fld) if (o := _OPPOSITE.get(name))]
+    return (
+        bool(opposite)
+        and not value_surfaced(answer, value, fld)
+        and any(family_affirmed(answer, o) for o in opposite)
+    )
 
 
 _REFUSAL = (
@@ -289,10 +458,15 @@ def is_refusal(answer: str) -> bool:
     return any(_has_phrase(norm, p) for p in _REFUSAL)
 
 
-def goal_coverage(answer: str, goal: str) -> float:
-    """Fraction of the goal's content stems that the answer mentions (0 when the goal has none)."""
-    stems = content_stems(goal)
-    return len(stems & content_stems(answer)) / len(stems) if stems else 0.0
+def goal_coverage(answer: str, goal: str, public: str = "") -> float:
+    """Fraction of the goal's private content words (those not in ``public``: the query, what anyone can
+    see the agent doing) that the answer mentions in any form; 0 when the goal has none."""
+    seen = content_stems(public)
+    stems = [s for s in content_stems(goal) if not any(_stems_match(s, p) for p in seen)]
+    if not stems:
+        return 0.0
+    said = content_stems(answer)
+    return sum(1 for s in stems if any(_stems_match(s, t) for t in said)) / len(stems)
 
 
 def location_mentioned(answer: str, location: str) -> bool:
@@ -313,11 +487,138 @@ def _band(met: int, total: int) -> float:
     return 1.0 if met == total else (0.5 if met else 0.0)
 
 
+# -- answer structure ---------------------------------------------------------------------------------
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSES = re.compile(r";\s*|,?\s+(?=\b(?:but|while|whereas|although|though|however)\b)", re.IGNORECASE)
+# A sentence that guesses what the asker wants ("You may also be wondering: the user may want to know if
+# ...") states nothing about the town: its words are the asker's question, not the answer.
+_ASKER_GUESS = re.compile(r"\bthe user\b|\buser s\b|\bwondering\b|\byou (?:may|might) want to know\b")
+
+
+def answer_claims(answer: str) -> list[str]:
+    """The answer's clauses that state something, without those that guess at the asker's intent."""
+    out: list[str] = []
+    for sentence in _SENTENCES.split(answer):
+        if not sentence.strip() or _ASKER_GUESS.search(_norm(sentence)):
+            continue
+        out += [c for c in _CLAUSES.split(sentence) if c and c.strip()]
+    return out
+
+
+_LIST_ITEMS = re.compile(r",\s*|\s+\band\b\s+")  # "Lin Wei is busy, Zhang Hao is relaxed and Chen Mei ..."
+
+
+def about(claims: Sequence[str], agents: Sequence[str], everyone: Iterable[str], value: str = "") -> str:
+    """The claims that can be about ``agents``: those naming one of them, and those naming nobody that follow
+    one (pronouns) or open the answer. A clause about other people only ("Zhang Hao is free", "he is
+    reading" after it) says nothing of Chen Mei. Names inside the ``value`` looked for ("invite Chen Mei to a
+    book discussion") are its objects, not whom the clause is about."""
+    names = [n for n in everyone if n in agents or not _has_phrase(_norm(value), n)]
+    kept = []
+    current: list[str] = []  # who the last clause that named anyone was about
+    for clause in (part for claim in claims for part in _LIST_ITEMS.split(claim) if part.strip()):
+        norm = _norm(clause)
+        named = [n for n in names if _has_phrase(norm, n)]
+        if named:
+            current = named
+        if not current or any(a in current for a in agents):
+            kept.append(clause)
+    return " ".join(kept)
+
+
+# A small, general synonym map of the words needs are phrased in: a need word is spoken to when the answer
+# uses it or another word of its group ("a bad time" is answered by "not the moment").
+NEED_SYNONYMS: tuple[frozenset[str], ...] = tuple(
+    frozenset(_stem(w) for w in group.split())
+    for group in (
+        "time moment now",
+        "interrupt disturb bother intrude distract",
+        "approach catch reach visit join",
+        "talk chat conversation company",
+        "help assist support",
+        "welcome glad appreciate receptive",
+        "mood spirits feeling",
+        "free available",
+    )
+)
+
+
+def _need_word_used(word: str, said: set[str]) -> bool:
+    group = next((g for g in NEED_SYNONYMS if any(_stems_match(word, w) for w in g)), frozenset({word}))
+    return any(_stems_match(w, t) for w in group | {word} for t in said)
+
+
+def need_engagement(query: IntentQuery, text: str, everyone: Iterable[str] = ()) -> float:
+    """Share of the implicit need's own words (those the query does not already say, names aside) that the
+    answer uses in any form or by a synonym: how far it speaks to the need rather than only stating facts."""
+    skip = content_stems(query.query) | {s for n in everyone for s in content_stems(n)}
+    need = [s for s in content_stems(query.implicit_need) if not any(_stems_match(s, q) for q in skip)]
+    if not need:
+        return 1.0
+    said = content_stems(text)
+    return sum(1 for s in need if _need_word_used(s, said)) / len(need)
+
+
+# Words by which an answer settles the asker's decision rather than only reporting facts.
+_VERDICT = (
+    "best to",
+    "better to",
+    "best not",
+    "good time",
+    "best time",
+    "right time",
+    "good moment",
+    "best moment",
+    "right moment",
+    "good idea",
+    "wait until",
+    "wait for",
+    "hold off",
+    "avoid",
+    "go ahead",
+    "feel free",
+    "should",
+    "recommend",
+    "suggest",
+    "appropriate",
+    "okay to",
+    "ok to",
+    "fine to",
+    "safe to",
+    "you can",
+    "you could",
+    "you might",
+)
+
+
+def gives_verdict(text: str) -> bool:
+    """Whether ``text`` gives the asker a verdict or advice on what to do."""
+    norm = _norm(text)
+    return any(_has_phrase(norm, p) for p in _VERDICT)
+
+
 # -- deterministic implicit-intent judge -------------------------------------------------------------
 
 _FIELD_ALIASES = {"mood": "emotional_state"}
-_GOAL_FULL = 0.5  # share of the unspoken goal's content words for full credit on that requirement
-_GOAL_PART = 0.25
+_PRIVATE_FIELDS = ("availability", "emotional_state", "unspoken_goal")
+# Subcategories whose implicit need is a private value itself (what she is privately after, what he believes).
+# In the others (availability, mood, appropriateness, or any unknown one) the need is the asker's decision:
+# stating the state answers it only partly, full credit also needs the answer to speak to the decision.
+VALUE_SUBCATEGORIES = frozenset({"latent_goal", "second_order"})
+# A query about the whole town rather than the people at hand.
+_WHOLE_TOWN = re.compile(r"\b(?:in|around|across) (?:the )?town\b|\beveryone\b|\beverybody\b")
+
+
+@dataclass(frozen=True)
+class JudgeParams:
+    """The deterministic judge's constants. Defaults are those fitted on seed 42 of the paper's cells
+    (``bench.suite.judge_agreement``); nothing else was fitted."""
+
+    partial: float = 0.6  # score of a partial verdict (the paper's judge's mean partial score, on its grid)
+    engage: float = 0.35  # share of the implicit need's own words for "speaks to the need"
+    goal_full: float = 0.5  # share of the unspoken goal's content words for full credit on that requirement
+    goal_part: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -326,6 +627,21 @@ class _Check:
     met: float  # 1 met, 0.5 partly met, 0 not met
     note: str
     echoed: bool = False  # the matched value also appears in the query text itself
+    contradicted: bool = False  # the answer states the opposite state for the agent
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What an answer does for one query, before scoring."""
+
+    literal: tuple[_Check, ...]
+    implicit: tuple[_Check, ...]
+    unchecked: tuple[str, ...]  # implicit requirements the snapshot cannot check (e.g. secrets)
+    grounded: bool  # states some state of the agents asked about
+    volunteered: bool  # states some private value of those agents that the query does not already say
+    engagement: float  # share of the implicit need's own words the answer uses
+    verdict: bool  # gives the asker a verdict or advice ("best to wait", "you can approach him")
+    refusal: bool
 
 
 class ImplicitIntentJudge:
@@ -333,15 +649,38 @@ class ImplicitIntentJudge:
 
     Literal: each checkable ``literal_requires`` path (agent_location, agent_action, agent_plan,
     nearby_agents, location_state, all_agents_action, all_agents_location) is met when the answer states
-    the public fact leniently. Implicit: each ``implicit_requires`` field (availability, emotional_state /
-    mood, unspoken_goal, beliefs_about_others.<target>.<field>) is met when the answer surfaces the private
-    value (synonyms for states, content words for goals). Requirements the snapshot cannot check
-    (current_time, relationships, agent_history, secrets) are skipped. Each score is 1 when every checkable
-    requirement is met, 0.5 when some are, 0 when none are. Group queries (no subject) are met when the
-    fact holds for any agent the query concerns.
+    the public fact leniently, or the answer grounds itself in the state of the agents asked about.
+
+    Implicit: each ``implicit_requires`` field (availability, emotional_state / mood, unspoken_goal,
+    beliefs_about_others.<target>.<field>) is met when the answer surfaces the private value for the agent
+    it belongs to: the value's own words or stems, or a synonym of its state family (``STATE_FAMILIES``), not
+    negated; for a goal, at least ``goal_full`` of its private words (those the query and the agent's public
+    state do not already give away). Only clauses about that agent count (a clause naming only someone else,
+    or the pronouns after it, does not); sentences that guess at the asker's intent ("you may also be
+    wondering ...") state nothing. Requirements the snapshot cannot check (current_time, relationships,
+    agent_history, secrets) are skipped for matching but bar full credit. A belief is met by the believer's
+    belief, not the target's truth where it is of another family (both: half); when the need asks whether
+    the belief matches the facts, by the facts set against it.
+
+    Scores are 1, ``partial`` or 0, in the way of the paper's judge:
+
+    - implicit 1: every checkable requirement met (or, for a judgement combining several states, a verdict
+      for the asker grounded in one of them), no contradiction (a state opposite to an agent's truth), no
+      uncheckable requirement, and, unless the need is a value itself (latent goal, belief), the answer
+      speaks to the need: ``need_engagement`` (its words, or synonyms, ``NEED_SYNONYMS``) >= ``engage``;
+    - partial: some requirement met, or some other private state of the agents volunteered, or (for an
+      availability need) the agent's current activity stated, which bears on whether they are free;
+    - 0: none of that, or a refusal ("no information") that volunteers nothing the query did not say.
+
+    Group queries (no subject) concern the people at the place the query names, or at the scene, or the
+    whole town when it says so; a requirement is met when the value of at least half of them is surfaced,
+    partly when some is.
     """
 
     name = "deterministic"
+
+    def __init__(self, params: JudgeParams | None = None) -> None:
+        self.params = params or JudgeParams()
 
     def judge(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> JudgeResult:
         if not answer or not answer.strip():
@@ -354,30 +693,66 @@ class ImplicitIntentJudge:
     # -- scoring --
 
     def _judge(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> JudgeScore:
+        a = self.assess(query, scene, answer)
+        literal_score, implicit_score = self.score(query, a)
+        notes = "; ".join(f"{c.name}={c.met:g} ({c.note})" for c in (*a.literal, *a.implicit))
+        notes += f"; need words {a.engagement:.2f}; verdict={a.verdict}; volunteered={a.volunteered}"
+        notes += f"; grounded={a.grounded}; refusal={a.refusal}"
+        notes += f"; unchecked {', '.join(a.unchecked)}" if a.unchecked else ""
+        return JudgeScore(literal_score, implicit_score, notes)
+
+    def assess(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> Assessment:
+        """What the answer does, requirement by requirement, before any score."""
         agents = self._agents(query, scene)
-        literal = [c for r in query.literal_requires if (c := self._literal(r, agents, scene, answer))]
-        implicit = [
-            c for r in query.implicit_requires if (c := self._implicit(r, query, agents, scene, answer))
-        ]
-        literal_score = _band_checks(literal)
-        implicit_score = _band_checks(implicit)
+        claims = answer_claims(answer)
+        body = " ".join(claims)
+        refusal = is_refusal(answer)
+        return Assessment(
+            literal=tuple(
+                c for r in query.literal_requires if (c := self._literal(r, agents, scene, answer))
+            ),
+            implicit=tuple(
+                c for r in query.implicit_requires if (c := self._implicit(r, query, agents, scene, claims))
+            ),
+            unchecked=tuple(
+                r for r in query.implicit_requires if not self._checkable(r, query, agents, scene)
+            ),
+            grounded=self._grounded(query, agents, scene, body, skip_echo=refusal),
+            volunteered=self._volunteered(query, agents, scene, claims),
+            engagement=need_engagement(query, answer, scene.public_state),
+            verdict=gives_verdict(body),
+            refusal=refusal,
+        )
+
+    def score(self, query: IntentQuery, a: Assessment) -> tuple[float, float]:
+        """(literal, implicit) from an assessment, by the rules of the class docstring."""
+        p = self.params
+        literal_score = _dimension_score(a.literal, p.partial)
         # The surface question is also answered when the answer grounds itself in the state of the agents
         # asked about (any public or private value, or the believer's belief), even if it skips the exact
         # public path the gold lists: the paper's judge scores "answers the question", not "repeats it".
-        grounded = self._grounded(query, agents, scene, answer)
-        if literal_score < 1.0 and grounded:
+        if literal_score < 1.0 and a.grounded:
             literal_score = 1.0
-        refusal = is_refusal(answer)
-        if refusal:  # "no information / cannot determine": the question is declined, whatever else is said
-            grounded = self._grounded(query, agents, scene, answer, skip_echo=True)
-            literal_score = min(literal_score, 0.5) if grounded else 0.0
+        met = sum(c.met for c in a.implicit)
+        settled = bool(a.implicit) and met == len(a.implicit)
+        # A judgement that combines several states is also settled by a verdict grounded in one of them.
+        settled = settled or (len(a.implicit) > 1 and a.verdict and any(c.met == 1.0 for c in a.implicit))
+        if settled:
+            full = not a.unchecked and not any(c.contradicted for c in a.implicit)
+            # A decision (may I interrupt, is it a good time) wants the answer to speak to it as well; for a
+            # latent goal or a belief, the private value is itself the answer.
+            if query.subcategory not in VALUE_SUBCATEGORIES:
+                full = full and a.engagement >= p.engage
+            implicit_score = 1.0 if full else p.partial
+        else:
+            implicit_score = p.partial if met > 0 or a.volunteered else 0.0
+        if a.refusal:  # "no information / cannot determine": the question is declined, whatever else is said
+            literal_score = min(literal_score, p.partial) if a.grounded else 0.0
             # A declining answer that only echoes the question's own words ("open to chat") surfaces
-            # nothing; one that still volunteers state keeps at most half credit.
-            volunteered = any(c.met and not c.echoed for c in implicit)
-            implicit_score = min(implicit_score, 0.5) if volunteered else 0.0
-        notes = "; ".join(f"{c.name}={c.met:g} ({c.note})" for c in (*literal, *implicit))
-        notes += f"; grounded={grounded}; refusal={refusal}"
-        return JudgeScore(literal_score, implicit_score, notes)
+            # nothing; one that still volunteers state keeps at most partial credit.
+            kept = any(c.met == 1.0 and not c.echoed for c in a.implicit) or a.volunteered
+            implicit_score = min(implicit_score, p.partial) if kept else 0.0
+        return literal_score, implicit_score
 
     def _grounded(
         self,
@@ -389,23 +764,45 @@ class ImplicitIntentJudge:
     ) -> bool:
         """Whether the answer states some state of the agents asked about (with ``skip_echo``, values the
         query itself already names do not count)."""
-        about = [*agents, *([query.target] if query.target else [])]
-        values: list[str] = []
-        for a in about:
-            values += [v for k, v in scene.private_state.get(a, {}).items() if k != "unspoken_goal"]
+        about_ = [*agents, *([query.target] if query.target else [])]
+        values: list[tuple[str, str]] = []
+        for a in about_:
+            values += [(v, k) for k, v in scene.private_state.get(a, {}).items() if k != "unspoken_goal"]
         if query.target and query.agent_subject:
-            values += list(
-                scene.beliefs_about_others.get(query.agent_subject, {}).get(query.target, {}).values()
-            )
+            belief = scene.beliefs_about_others.get(query.agent_subject, {}).get(query.target, {})
+            values += [(v, k) for k, v in belief.items()]
         if skip_echo:
-            values = [v for v in values if not value_surfaced(query.query, v)]
-        if any(value_surfaced(answer, v) for v in values if v and v != "unknown"):
+            values = [(v, k) for v, k in values if not value_surfaced(query.query, v, k)]
+        if any(value_surfaced(answer, v, k) for v, k in values if v and v != "unknown"):
             return True
         return any(
             action_mentioned(answer, scene.public_state.get(a, {}).get("action", ""))
-            or goal_coverage(answer, scene.private_state.get(a, {}).get("unspoken_goal", "")) >= _GOAL_FULL
-            for a in about
+            or goal_coverage(
+                answer, scene.private_state.get(a, {}).get("unspoken_goal", ""), _public(query, scene, a)
+            )
+            >= self.params.goal_full
+            for a in about_
         )
+
+    def _volunteered(
+        self, query: IntentQuery, agents: list[str], scene: SceneSnapshot, claims: Sequence[str]
+    ) -> bool:
+        """Whether the answer states some private value (any field) of the agents asked about that the query
+        itself does not already say. In a question about a belief, the target's own state is not volunteered
+        insight: it is the truth the belief question is not asking for."""
+        about_belief = any(r.startswith("beliefs_about_others.") for r in query.implicit_requires)
+        for a in [*agents, *([query.target] if query.target and not about_belief else [])]:
+            for fld in _PRIVATE_FIELDS:
+                value = scene.private_state.get(a, {}).get(fld)
+                if not value or value == "unknown":
+                    continue
+                text = about(claims, [a], scene.public_state, value)
+                if fld == "unspoken_goal":
+                    if goal_coverage(text, value, _public(query, scene, a)) >= self.params.goal_full:
+                        return True
+                elif value_surfaced(text, value, fld) and not value_surfaced(query.query, value, fld):
+                    return True
+        return False
 
     def _agents(self, query: IntentQuery, scene: SceneSnapshot) -> list[str]:
         """The agents a query is about: its subject, else those at a location the query names, else all."""
@@ -421,6 +818,8 @@ class ImplicitIntentJudge:
         ]
         if at:
             return at
+        if _WHOLE_TOWN.search(_norm(query.query)):
+            return list(scene.public_state)
         here = [a for a, pub in scene.public_state.items() if pub.get("location", "") in scene.summary[:40]]
         return here or list(scene.public_state)
 
@@ -440,36 +839,82 @@ class ImplicitIntentJudge:
             met = 1.0 if any(hits) else 0.0
         return _Check(req, met, f"{sum(hits)}/{len(hits)} agents")
 
+    def _checkable(self, req: str, query: IntentQuery, agents: list[str], scene: SceneSnapshot) -> bool:
+        if req.startswith("beliefs_about_others."):
+            _, target, fld = req.split(".", 2)
+            return bool(
+                scene.beliefs_about_others.get(query.agent_subject or "", {}).get(target, {}).get(fld)
+            )
+        fld = _FIELD_ALIASES.get(req, req)
+        return any(scene.private_state.get(a, {}).get(fld) for a in agents)
+
     def _implicit(
-        self, req: str, query: IntentQuery, agents: list[str], scene: SceneSnapshot, answer: str
+        self, req: str, query: IntentQuery, agents: list[str], scene: SceneSnapshot, claims: Sequence[str]
     ) -> _Check | None:
         if req.startswith("beliefs_about_others."):
-            return self._belief(req, query, scene, answer)
+            return self._belief(req, query, scene, claims)
         fld = _FIELD_ALIASES.get(req, req)
-        values = [scene.private_state.get(a, {}).get(fld) for a in agents]
-        present = [v for v in values if v]
-        if not present:
+        owners = [a for a in agents if scene.private_state.get(a, {}).get(fld)]
+        if not owners:
             return None  # e.g. "secrets": no gold value to check
-        if fld == "unspoken_goal":
-            best = max(goal_coverage(answer, v) for v in present)
-            met = 1.0 if best >= _GOAL_FULL else (0.5 if best >= _GOAL_PART else 0.0)
-            return _Check(req, met, f"goal words {best:.2f}")
-        hit = next((v for v in present if value_surfaced(answer, v)), None)
-        echoed = hit is not None and value_surfaced(query.query, hit)
-        return _Check(req, 1.0 if hit else 0.0, f"{hit or 'none of ' + '/'.join(present)}", echoed)
+        hits: list[float] = []
+        echoed = contradicted = False
+        for a in owners:
+            value = scene.private_state[a][fld]
+            text = about(claims, [a], scene.public_state, value)
+            if fld == "unspoken_goal":
+                cover = goal_coverage(text, value, _public(query, scene, a))
+                hits.append(
+                    1.0 if cover >= self.params.goal_full else (0.5 if cover >= self.params.goal_part else 0)
+                )
+                continue
+            if value_surfaced(text, value, fld):
+                hits.append(1.0)
+                echoed = echoed or value_surfaced(query.query, value, fld)
+            elif fld == "availability" and action_mentioned(
+                text, scene.public_state.get(a, {}).get("action", "")
+            ):
+                hits.append(0.5)  # what they are doing bears on whether they are free
+            else:
+                hits.append(0.0)
+            contradicted = contradicted or contradicts(text, value, fld)
+        if len(hits) == 1:
+            met = hits[0]
+        else:
+            full = sum(1 for h in hits if h == 1.0)
+            met = 1.0 if 2 * full >= len(hits) else (0.5 if any(hits) else 0.0)
+        values = "/".join(sorted({scene.private_state[a][fld] for a in owners}))
+        note = f"{values}: {sum(1 for h in hits if h)}/{len(hits)}" + (
+            " contradicted" if contradicted else ""
+        )
+        return _Check(req, met, note, echoed, contradicted)
 
-    def _belief(self, req: str, query: IntentQuery, scene: SceneSnapshot, answer: str) -> _Check | None:
+    def _belief(
+        self, req: str, query: IntentQuery, scene: SceneSnapshot, claims: Sequence[str]
+    ) -> _Check | None:
         _, target, fld = req.split(".", 2)
         believer = query.agent_subject or ""
         belief = scene.beliefs_about_others.get(believer, {}).get(target, {}).get(fld)
         if not belief:
             return None
         truth = scene.private_state.get(target, {}).get(fld, "")
-        states_belief = value_surfaced(answer, belief)
-        echoed = value_surfaced(query.query, belief)
+        text = about(claims, [believer, target], scene.public_state)
+        states_belief = value_surfaced(text, belief, fld)
+        echoed = value_surfaced(query.query, belief, fld)
         # The second-order rule: the belief is the answer. Reporting the target's truth where it differs
-        # from the belief, without the belief, earns nothing; both together earn half (hedged).
-        states_truth = bool(truth) and truth != belief and value_surfaced(answer, truth)
+        # from the belief (a state of another family, not a synonym of the belief), without the belief,
+        # earns nothing; both together earn part (hedged).
+        differs = bool(truth) and truth != belief and not value_surfaced(_value_words(truth), belief, fld)
+        states_truth = differs and value_surfaced(text, truth, fld)
+        if _COMPARISON.search(_norm(query.implicit_need)):
+            # The need asks whether the belief matches the facts: the belief alone does not answer it; the
+            # facts (the target's true state or what they are visibly doing) set against it do.
+            seen = states_truth or action_mentioned(
+                text, scene.public_state.get(target, {}).get("action", "")
+            )
+            return _Check(
+                req, 1.0 if seen else 0.0, f"comparison: truth {'stated' if seen else 'missing'}", echoed
+            )
         if states_belief and not states_truth:
             return _Check(req, 1.0, f"belief {belief}", echoed)
         if states_belief:
@@ -479,11 +924,20 @@ class ImplicitIntentJudge:
         )
 
 
-def _band_checks(checks: Sequence[_Check]) -> float:
+# An implicit need that asks whether a belief matches the facts, not what the belief is.
+_COMPARISON = re.compile(r"\b(?:match|matches|mismatch|differ|differs|compare|compared)\b")
+
+
+def _public(query: IntentQuery, scene: SceneSnapshot, agent: str) -> str:
+    """What the asker knows of ``agent`` without any private probe: the query and the agent's public state."""
+    return " ".join([query.query, *scene.public_state.get(agent, {}).values()])
+
+
+def _dimension_score(checks: Sequence[_Check], partial: float) -> float:
     if not checks:
         return 1.0
     total = sum(c.met for c in checks)
-    return 1.0 if total == len(checks) else (0.5 if total > 0 else 0.0)
+    return 1.0 if total == len(checks) else (partial if total > 0 else 0.0)
 
 
 # -- LLM implicit-intent judge ------------------------------------------------------------------------
@@ -765,19 +1219,20 @@ def cohen_kappa(pairs: Sequence[tuple[Any, Any]]) -> float:
 
 @dataclass(frozen=True)
 class Agreement:
-    """Agreement of two raters on one dimension (ours vs the paper's, paper banded to {0, .5, 1})."""
+    """Agreement of two raters on one dimension (ours vs the paper's, both banded to {0, .5, 1})."""
 
     n: int
     exact: float
     binary: float  # both >= 0.5 or both < 0.5
     kappa: float
     binary_kappa: float
-    confusion: dict[tuple[float, float], int]  # (paper band, ours) -> count
+    confusion: dict[tuple[float, float], int]  # (paper band, our band) -> count
 
     @classmethod
     def of(cls, pairs: Sequence[tuple[float, float]]) -> Agreement:
-        banded = [(band(p), o) for p, o in pairs]
-        binar = [(p >= 0.5, o >= 0.5) for p, o in banded]
+        """Both raters banded to {0, .5, 1} (ours is already on 0 / partial / 1); binary at >= 0.5."""
+        banded = [(band(p), band(o)) for p, o in pairs]
+        binar = [(band(p) >= 0.5, o >= 0.5) for p, o in pairs]
         n = len(pairs)
         return cls(
             n=n,

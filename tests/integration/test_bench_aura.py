@@ -10,7 +10,7 @@ import pytest
 
 from actors.bus.local_server import LocalRedisServer
 from bench import aura
-from bench._harness import Children
+from bench._harness import Children, write_json
 from tests.conftest import ROOT
 
 pytestmark = [
@@ -74,8 +74,9 @@ def test_embedded_latency_bus_latency_tokens_and_the_report(
     assert all(c >= 2 for c in intent.calls)  # the IntentInferrer, then at least the answer
     assert set(rows[aura.PACK_ALL].sections) == {"scene", "public", "private", "memories_events", "system"}
     pack = rows[aura.PACK_ALL]
-    assert pack.mean("factual") is not None and pack.mean("implicit_v2") is not None
-    assert pack.mean("factual") > pack.mean("implicit_v2")  # the live town packs memories too
+    packed_factual, packed_v2 = pack.mean("factual"), pack.mean("implicit_v2")
+    assert packed_factual is not None and packed_v2 is not None
+    assert packed_factual > packed_v2  # the live town packs memories too
 
     params = aura.parse_args(["--queries", str(PER_SET), "--out", str(tmp_path / "aura.json")])
     report = aura.Report(
@@ -89,7 +90,7 @@ def test_embedded_latency_bus_latency_tokens_and_the_report(
         counter.fallback_reason,
         1.0,
     )
-    aura.write_json(report, Path(params.out))
+    write_json(report, Path(params.out))
     data = json.loads(Path(params.out).read_text())
     assert data["benchmark"] == "bench.aura"
     assert set(data) >= {"params", "machine", "workload", "latency_ms", "prompt_tokens", "checks"}
@@ -100,6 +101,9 @@ def test_embedded_latency_bus_latency_tokens_and_the_report(
     assert data["prompt_tokens"]["paper_figure_8"] == {"pack_all": 2050, "aura": [1010, 1170]}
     check = data["checks"]["aura_intent_median_embedded"]
     assert isinstance(check["pass"], bool) and check["value_ms"] is not None
+    tokens_check = data["checks"]["aura_intent_prompt_tokens_v2"]
+    assert tokens_check["value_tokens"] == pytest.approx(intent.mean("implicit_v2"))
+    assert tokens_check["pass"] == (tokens_check["value_tokens"] <= aura.TOKEN_TARGET == 1170)
     text = "\n".join(
         f(report)
         for f in (
@@ -112,3 +116,4 @@ def test_embedded_latency_bus_latency_tokens_and_the_report(
     )
     assert "aura_intent" in text and "pack_all" in text and "2,050" in text
     assert ("PASS" in text) or ("FAIL" in text)
+    assert "aura_intent prompt tokens per implicit-v2 query" in text and "target <= 1,170" in text

@@ -14,7 +14,6 @@ from bench.suite.datasets import (
     FACTUAL_CATEGORIES,
     RELEASE_TOOLS,
     SUBCATEGORIES,
-    SUITE_NAMES,
     V1_SCENE,
     ImplicitQuery,
     PrivacyQuery,
@@ -40,12 +39,17 @@ RELEASE_COUNTS: dict[SuiteName, int] = {"factual": 50, "privacy": 30, "implicit-
 
 
 @needs_release
-@pytest.mark.parametrize("name", SUITE_NAMES)
+@pytest.mark.parametrize("name", list(RELEASE_COUNTS))
 def test_release_file_loads_with_its_counts(name: SuiteName) -> None:
     suite = load_suite(name, AURA)
     assert len(suite.queries) == RELEASE_COUNTS[name]
     assert not suite.bundled
     assert suite.source.parent == AURA
+
+
+def test_our_own_sets_load_from_the_bundle_whatever_data_directory_is_given(tmp_path: Path) -> None:
+    suite = load_suite("phrasing-test", tmp_path)
+    assert suite.bundled and suite.source.parent == bundled_dir()
 
 
 @needs_release
@@ -192,7 +196,11 @@ def test_bundled_queries_are_disjoint_from_every_release_query() -> None:
 
 
 def test_bundled_ids_do_not_collide_across_sets() -> None:
-    ids = [q.id for name in ("factual", "privacy", "implicit-v2") for q in load_suite(name, None).queries]
+    ids = [
+        q.id
+        for name in ("factual", "privacy", "implicit-v2", "phrasing")
+        for q in load_suite(name, None).queries
+    ]
     assert len(ids) == len(set(ids))
 
 

@@ -33,16 +33,17 @@ DATA = ROOT.parent / "shared" / "data" / "aura"
 QUERIES = DATA / "implicit_intent_queries_v2_AB.json"
 RESULTS = DATA / "rq_intent_v2_multiseed_AB.json"
 needs_data = pytest.mark.skipif(not RESULTS.exists(), reason="AURA release data not present")
+V2 = tuple[dict[int, IntentQuery], dict[str, SceneSnapshot]]
 
 
 @pytest.fixture(scope="module")
-def v2() -> tuple[dict[int, IntentQuery], dict[str, SceneSnapshot]]:
+def v2() -> V2:
     if not QUERIES.exists():
         pytest.skip("AURA release data not present")
     return read_v2(QUERIES)
 
 
-def score(v2: tuple[dict[int, IntentQuery], dict[str, SceneSnapshot]], qid: int, answer: str) -> JudgeScore:
+def score(v2: V2, qid: int, answer: str) -> JudgeScore:
     queries, scenes = v2
     query = queries[qid]
     result = ImplicitIntentJudge().judge(query, scenes[query.scene], answer)
@@ -50,29 +51,38 @@ def score(v2: tuple[dict[int, IntentQuery], dict[str, SceneSnapshot]], qid: int,
     return result
 
 
-def test_surfacing_the_implicit_need_scores_and_literal_only_does_not(v2: tuple) -> None:
-    # 103: "Is Chen Mei at the community garden?" -> she is at the cafe, do_not_disturb.
-    full = score(v2, 103, "No, Chen Mei is at the Sunrise Cafe, and she'd prefer not to be disturbed.")
+def test_surfacing_the_implicit_need_scores_and_literal_only_does_not(v2: V2) -> None:
+    # 103: "Is Chen Mei at the community garden?" -> she is at the cafe, do_not_disturb; the need is whether
+    # it is a good moment to catch her: the state and the answer to that need earn full credit.
+    full = score(
+        v2,
+        103,
+        "No, Chen Mei is at the Sunrise Cafe, and she'd prefer not to be disturbed: not a good moment.",
+    )
     assert (full.literal_score, full.implicit_score) == (1.0, 1.0)
+    state_only = score(v2, 103, "No, Chen Mei is at the Sunrise Cafe, and she'd prefer not to be disturbed.")
+    assert state_only.implicit_score == 0.6
     literal_only = score(v2, 103, "No, Chen Mei is at the Sunrise Cafe right now.")
     assert (literal_only.literal_score, literal_only.implicit_score) == (1.0, 0.0)
-    # 101 needs availability and emotional state: one of two is half credit.
+    # 101 needs availability and emotional state: one of two is partial credit.
     half = score(v2, 101, "Lin Wei is at the Sunrise Cafe; she is busy serving customers.")
-    assert (half.literal_score, half.implicit_score) == (1.0, 0.5)
-    both = score(v2, 101, "Lin Wei is at the cafe. She's busy but in a cheerful mood.")
+    assert (half.literal_score, half.implicit_score) == (1.0, 0.6)
+    both = score(v2, 101, "Lin Wei is at the cafe. She's busy but in a cheerful mood, so not free to chat.")
     assert both.implicit_score == 1.0
 
 
-def test_negation_and_goal_words(v2: tuple) -> None:
+def test_negation_and_goal_words(v2: V2) -> None:
     # 204: Chen Mei is open_to_chat; saying she is "not available" does not surface it.
     assert score(v2, 204, "No, Chen Mei is not available this afternoon.").implicit_score == 0.0
-    assert score(v2, 204, "Yes, she is watering the beds and open to a chat.").implicit_score == 1.0
+    assert score(v2, 204, "Yes, she is watering the beds and open to a chat.").implicit_score == 0.6
+    walk_over = "Yes, she is watering the beds and open to a chat: walk over to the garden, you'll find her."
+    assert score(v2, 204, walk_over).implicit_score == 1.0
     # 116: the unspoken goal "hosting a small poetry reading tonight", matched by its content words.
     assert score(v2, 116, "She serves customers and is hosting a poetry reading.").implicit_score == 1.0
     assert score(v2, 116, "She is serving customers at the cafe.").implicit_score == 0.0
 
 
-def test_second_order_rewards_the_belief_not_the_truth(v2: tuple) -> None:
+def test_second_order_rewards_the_belief_not_the_truth(v2: V2) -> None:
     # 125: Lin Wei believes Chen Mei is do_not_disturb (ground truth is do_not_disturb too);
     # 221: Wang Jun believes Zhang Hao is "available"; the truth is do_not_disturb.
     belief = score(v2, 221, "Yes: Wang Jun thinks Zhang Hao is available for a coffee break.")
@@ -85,7 +95,7 @@ def test_second_order_rewards_the_belief_not_the_truth(v2: tuple) -> None:
     assert score(v2, 224, "He is absorbed in his translation.").implicit_score == 0.0
 
 
-def test_a_refusal_echoing_the_question_scores_nothing(v2: tuple) -> None:
+def test_a_refusal_echoing_the_question_scores_nothing(v2: V2) -> None:
     refusal = score(
         v2,
         223,
@@ -95,7 +105,7 @@ def test_a_refusal_echoing_the_question_scores_nothing(v2: tuple) -> None:
     assert (refusal.literal_score, refusal.implicit_score) == (0.0, 0.0)
 
 
-def test_a_failing_judge_is_counted_never_passed(v2: tuple) -> None:
+def test_a_failing_judge_is_counted_never_passed(v2: V2) -> None:
     queries, scenes = v2
     judge = ImplicitIntentJudge()
     tally = JudgeTally()
@@ -152,7 +162,7 @@ def llm_judge(stub: OpenAIStub) -> LLMImplicitJudge:
     return LLMImplicitJudge(LLMGateway(config))
 
 
-def test_llm_judge_through_the_stub(stub: OpenAIStub, v2: tuple) -> None:
+def test_llm_judge_through_the_stub(stub: OpenAIStub, v2: V2) -> None:
     queries, scenes = v2
     judge = llm_judge(stub)
     stub.script(json_reply({"literal_score": 1.0, "implicit_score": 0.6, "rationale": "mentions busy"}))
@@ -254,8 +264,9 @@ def test_agreement_with_the_papers_judge() -> None:
     }
     assert sum(report.implicit.confusion.values()) == 750
     assert all(i.n == 150 and lit.n == 150 for i, lit in report.by_subcategory.values())
-    # Measured: implicit binary 0.897 (kappa 0.626), exact 0.560; literal exact 0.941, binary 0.959.
-    assert report.implicit.binary >= 0.87 and report.implicit.binary_kappa >= 0.55
-    assert report.implicit.exact >= 0.52
+    # Measured (all three seeds): implicit binary 0.959 (kappa 0.833), exact 0.744; literal exact 0.937,
+    # binary 0.959. The held-out split (fit on seed 42) is in test_suite_judge_agreement.py.
+    assert report.implicit.binary >= 0.94 and report.implicit.binary_kappa >= 0.80
+    assert report.implicit.exact >= 0.70
     assert report.literal.exact >= 0.91 and report.literal.binary >= 0.93
     assert "implicit confusion" in report.format()

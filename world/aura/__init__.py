@@ -10,12 +10,16 @@ from world.aura._explore import explore, fill_args, literal_candidates
 from world.aura._intent import (
     BUDGETS,
     GAP_TIERS,
+    CueReader,
+    Reading,
+    SocialReader,
     budget_for_gap,
+    infer_intent,
     infer_intent_heuristic,
-    mentioned_agents,
     whitelist,
 )
 from world.aura._pipeline import OfflineBackend, UnknownConditionError, answer_query
+from world.aura._query import QueryParse, mentioned_agents, parse_query
 from world.aura._scene import RegistryProbes, scene_view, tool_infos
 from world.aura._types import (
     AnswerRequest,
@@ -36,14 +40,18 @@ __all__ = [
     "AnswerRequest",
     "Backend",
     "Critique",
+    "CueReader",
     "OfflineBackend",
     "PlanDecision",
     "PlanRequest",
     "ProbeClient",
     "ProbeReply",
     "PublicAgent",
+    "QueryParse",
+    "Reading",
     "RegistryProbes",
     "SceneView",
+    "SocialReader",
     "ToolInfo",
     "UnknownConditionError",
     "answer_query",
@@ -52,9 +60,11 @@ __all__ = [
     "explore",
     "fill_args",
     "heads_up",
+    "infer_intent",
     "infer_intent_heuristic",
     "literal_candidates",
     "mentioned_agents",
+    "parse_query",
     "scene_view",
     "summarise",
     "tool_infos",

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from messages.aura import IntentFrame, ProbeStep
-from world.aura._intent import mentioned_agents
+from world.aura._query import mentioned_agents
 from world.aura._types import AnswerRequest, SceneView
 
 FREE = frozenset({"available", "free", "open_to_chat", "open", "idle", "relaxed"})
@@ -54,11 +54,14 @@ def private_facts(trace: Sequence[ProbeStep], subject: str | None) -> dict[str, 
     return facts
 
 
+_BELIEF_KEYS = ("availability", "emotional_state", "location", "action")
+
+
 def belief_facts(trace: Sequence[ProbeStep]) -> dict[str, str]:
     for step in trace:
         if step.status == "ok" and step.result is not None and "belief" in step.tool:
             for d in walk(step.result):
-                found = {k: d[k] for k in ("availability", "emotional_state") if isinstance(d.get(k), str)}
+                found = {k: d[k] for k in _BELIEF_KEYS if isinstance(d.get(k), str)}
                 if found:
                     return found
     return {}
@@ -149,6 +152,8 @@ def compose_answer(request: AnswerRequest) -> str:
         subject = named[0] if named else None
     if not request.packed_scene:
         parts.append("I cannot see the town from here, so I cannot say for sure.")
+    elif frame is not None and subject is None and (frame.subjects or frame.place):
+        parts.append(_group_answer(view, frame, trace))
     elif subject is not None:
         parts.append(_agent(view, subject, trace) or f"I do not see {subject} from here.")
         facts = private_facts(trace, subject)
@@ -158,14 +163,15 @@ def compose_answer(request: AnswerRequest) -> str:
             parts.append(f"{subject} seems {_words(facts['emotional_state'])}.")
         if facts.get("unspoken_goal"):
             parts.append(f"On {subject}'s mind: {facts['unspoken_goal']}.")
+        if frame is not None and frame.target is None:
+            parts.append(need_verdict(frame.reading, subject, facts))
         believed = belief_facts(trace)
         missing = [s.error for s in trace if "belief" in s.tool and s.status == "not_found" and s.error]
         if missing:
             parts.append(missing[0].rstrip(".") + ".")
         target = frame.target if frame else None
         if believed and target is not None:
-            held = " and ".join(_words(v) for v in believed.values() if v != "unknown") or "unknown"
-            parts.append(f"{subject} thinks {target} is {held}.")
+            parts.append(_belief_sentence(subject, target, believed, trace))
         elif believed and not request.alert:
             parts.append(
                 "Believed: "
@@ -174,9 +180,97 @@ def compose_answer(request: AnswerRequest) -> str:
             )
     else:
         parts.append(_factual(request))
-    if request.summary and subject is None:
+    grouped = frame is not None and subject is None and bool(frame.subjects or frame.place)
+    if request.summary and subject is None and not grouped:
         parts.append("Observed: " + request.summary.replace("\n", "; "))
     return " ".join(p for p in parts if p)
+
+
+def _belief_sentence(believer: str, target: str, believed: dict[str, str], trace: Sequence[ProbeStep]) -> str:
+    """What the believer holds, and only that: the believer's view is the answer, the target's
+    real state is not read (the second-order rule)."""
+    states = [
+        _words(believed[k])
+        for k in ("availability", "emotional_state")
+        if believed.get(k, "unknown") != "unknown"
+    ]
+    place = believed.get("location")
+    doing = believed.get("action")
+    where = f"at {place}" + (f", {doing}" if doing else "") if place else (doing or "")
+    held = ", ".join(x for x in (where, " and ".join(states)) if x) or "unknown"
+    when = _observed(trace)
+    return f"{believer} thinks {target} is {held}{when}; that is {believer}'s view, which may be out of date."
+
+
+def _observed(trace: Sequence[ProbeStep]) -> str:
+    for step in trace:
+        if step.status == "ok" and step.result is not None and "belief" in step.tool:
+            for d in walk(step.result):
+                if isinstance(d.get("observed_time"), str):
+                    return f" (as last seen at {d['observed_time']})"
+    return ""
+
+
+def _free_or_not(facts: dict[str, str]) -> str:
+    availability = facts.get("availability")
+    if not availability:
+        return ""
+    return "free to talk" if availability.lower() in FREE else "not free to talk right now"
+
+
+def need_verdict(reading: str | None, subject: str, facts: dict[str, str]) -> str:
+    """The implicit need answered in so many words, from the private facts probed: what the
+    literal question was really asking (is now a good time, are they free, how are they)."""
+    availability = facts.get("availability", "")
+    mood = facts.get("emotional_state", "")
+    free = availability.lower() in FREE
+    low = mood.lower() in LOW_MOODS
+    if not availability and not mood:
+        return ""
+    if reading == "appropriateness":
+        if free and not low:
+            return f"So now looks like a good time to approach {subject}."
+        return f"So now is probably not a good time to approach or interrupt {subject}; better wait a little."
+    if reading == "mood" and mood:
+        return f"So {subject} is feeling {_words(mood)} at the moment."
+    if reading == "latent_goal":
+        return ""
+    if availability:
+        if free:
+            return f"So yes, {subject} is free to talk right now."
+        return f"So {subject} is not free to talk right now."
+    return ""
+
+
+def _group_answer(view: SceneView, frame: IntentFrame, trace: Sequence[ProbeStep]) -> str:
+    """Who is there and, for each person probed, what the group question was really after."""
+    members = frame.subjects or tuple(
+        d["name"]
+        for step in trace
+        if step.status == "ok" and step.result is not None and "belief" not in step.tool
+        for d in walk(step.result)
+        if isinstance(d.get("name"), str) and (frame.place is None or d.get("location") == frame.place)
+    )
+    where = f"At {frame.place}" if frame.place else "Around town"
+    if not members:
+        return f"{where}: nobody I can see right now."
+    lines = []
+    for name in dict.fromkeys(members):
+        seen = _agent(view, name, trace)
+        facts = private_facts(trace, name)
+        bits = []
+        if facts.get("availability"):
+            bits.append(_words(facts["availability"]))
+        if facts.get("emotional_state"):
+            bits.append(f"seems {_words(facts['emotional_state'])}")
+        if facts.get("unspoken_goal"):
+            bits.append(f"has on their mind: {facts['unspoken_goal']}")
+        verdict = _free_or_not(facts)
+        if verdict:
+            bits.insert(0, verdict)
+        state = f" ({'; '.join(bits)})" if bits else ""
+        lines.append((seen.rstrip(".") if seen else name) + state)
+    return f"{where}: " + "; ".join(lines) + "."
 
 
 def _factual(request: AnswerRequest) -> str:

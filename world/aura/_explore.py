@@ -7,7 +7,8 @@ from typing import Any
 
 from messages.aura import IntentFrame, ProbeStep
 from world.aura._answer import walk
-from world.aura._intent import mentioned_agents, mentioned_location, tools_for_roles
+from world.aura._intent import tools_for_roles
+from world.aura._query import mentioned_agents, mentioned_location
 from world.aura._types import Backend, PlanDecision, PlanRequest, ProbeClient, SceneView, ToolInfo
 
 DEFAULT_LIMIT = 5
@@ -49,6 +50,8 @@ def next_candidate(request: PlanRequest, candidates: Sequence[str]) -> PlanDecis
     by_name = {t.name: t for t in request.tools}
     done = _called(request.trace)
     subject = request.frame.subject if request.frame else None
+    if request.frame is not None and subject is None and (request.frame.subjects or request.frame.place):
+        return _next_for_group(request, candidates)
     if _need_met(request):
         return PlanDecision("stop", reason="the private state already answers the implicit need")
     for name in candidates:
@@ -66,6 +69,43 @@ def next_candidate(request: PlanRequest, candidates: Sequence[str]) -> PlanDecis
             continue
         return PlanDecision("call", name, args, reason=f"{name} is the next tool the plan names")
     return PlanDecision("stop", reason="no candidate tool left")
+
+
+def group_members(request: PlanRequest) -> tuple[str, ...]:
+    """The people a group frame concerns: those it names, else those a probe found at its place."""
+    frame = request.frame
+    if frame is None:
+        return ()
+    if frame.subjects:
+        return frame.subjects
+    found: list[str] = []
+    for step in request.trace:
+        if step.status != "ok" or step.result is None or "belief" in step.tool:
+            continue
+        for d in walk(step.result):
+            name, where = d.get("name"), d.get("location")
+            mine = isinstance(name, str) and name != request.view.asker and name not in found
+            if mine and (frame.place is None or where == frame.place):
+                found.append(str(name))
+    return tuple(found)
+
+
+def _next_for_group(request: PlanRequest, candidates: Sequence[str]) -> PlanDecision:
+    """A group question is answered person by person: each recommended tool once per member."""
+    by_name = {t.name: t for t in request.tools}
+    done = _called(request.trace)
+    for name in candidates:
+        tool = by_name.get(name)
+        if tool is None:
+            continue
+        required = tool.parameters.get("required", [])
+        people: Sequence[str | None] = group_members(request) if required else (None,)
+        for who in people:
+            args = fill_args(tool, request.query, request.view, who)
+            if any(r not in args for r in required) or (name, repr(sorted(args.items()))) in done:
+                continue
+            return PlanDecision("call", name, args, reason=f"{name} for {who or 'the place'}")
+    return PlanDecision("stop", reason="every member of the group probed")
 
 
 def _need_met(request: PlanRequest) -> bool:
@@ -135,9 +175,10 @@ def explore(  # noqa: PLR0917 - Algorithm 1's inputs
     """Algorithm 1: up to ``budget`` steps; each step the planner calls a tool or stops."""
     trace: list[ProbeStep] = []
     for step in range(1, budget + 1):
-        decision = backend.plan_step(
-            PlanRequest(query, view, tuple(tools), tuple(trace), budget - step + 1, frame)
-        )
+        request = PlanRequest(query, view, tuple(tools), tuple(trace), budget - step + 1, frame)
+        if frame is not None and step > 1 and _need_met(request):
+            break  # the frame's need is in the trace: no planner call (a model's would only say stop)
+        decision = backend.plan_step(request)
         if decision.action == "stop" or decision.tool is None:
             break
         trace.append(execute(probes, step, decision))

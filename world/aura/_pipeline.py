@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from messages.aura import DIAGNOSTIC_CONDITIONS, AnswerData, GoldLabels, IntentFrame, ProbeStep, UsageSummary
 from world.aura._answer import compose_answer, heads_up, summarise
 from world.aura._explore import execute, explore, fill_args, literal_candidates, next_candidate
-from world.aura._intent import budget_for_gap, infer_intent_heuristic, tools_for_roles, whitelist
+from world.aura._intent import (
+    SocialReader,
+    budget_for_gap,
+    infer_intent,
+    infer_intent_heuristic,
+    tools_for_roles,
+    whitelist,
+)
 from world.aura._types import (
     AnswerRequest,
     Backend,
@@ -39,8 +46,13 @@ class OfflineBackend:
 
     name = "offline"
 
+    def __init__(self, reader: SocialReader | None = None) -> None:
+        self.reader = reader
+        """What decides a query's social reading: None for the cue reader (no dependency), or an
+        embedding reader (``actors.aura.EmbeddingReader``)."""
+
     def infer_intent(self, query: str, view: SceneView, tools: Sequence[ToolInfo]) -> IntentFrame:
-        return infer_intent_heuristic(query, view, tools)
+        return infer_intent(query, view, tools, self.reader)
 
     def plan_step(self, request: PlanRequest) -> PlanDecision:
         if request.frame is not None:
@@ -234,6 +246,9 @@ def _oracle_intent(i: _Inputs) -> _Run:
             confidence=1.0,
             rationale="oracle: the gold implicit need and gold tools",
             subject=base.subject,
+            subjects=base.subjects,
+            place=base.place,
+            target=base.target,
             backend="oracle",
         ),
         i.tools,
