@@ -193,3 +193,26 @@ def test_reader_setting_names_its_choice() -> None:
     assert reader_from_setting("cues").name == "cues"
     with pytest.raises(ValueError, match="unknown intent reader 'vibes'"):
         reader_from_setting("vibes")
+
+
+def test_a_model_frame_without_a_group_gets_the_querys_people(scene: ProbeScene) -> None:
+    from messages.aura import IntentFrame, UsageSummary
+
+    class GroupBlindModel(OfflineBackend):
+        name = "stub-model"
+
+        def infer_intent(self, query: str, view: SceneView, tools: Any) -> IntentFrame:
+            return IntentFrame(
+                literal_need="who is there", gap=0.7, recommended_probes=("agent.private_state",)
+            )
+
+        def usage(self) -> UsageSummary:
+            return UsageSummary()
+
+    query = "Anyone at the Riverside Walk up for a chat?"
+    probes = RegistryProbes(agent_state_registry(), scene, "env:user", asker=None)
+    answer = answer_query(
+        query, USER, "aura_intent", view(scene, query), probes, GroupBlindModel(CueReader())
+    )
+    assert answer.frame is not None and answer.frame.subjects == ("Ana Reyes", "Bo Lind")
+    assert [s.args["agent_name"] for s in answer.trace] == ["Ana Reyes", "Bo Lind"]

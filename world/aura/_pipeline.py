@@ -161,7 +161,18 @@ def _renumber(trace: list[ProbeStep]) -> list[ProbeStep]:
 
 
 def _frame(i: _Inputs) -> IntentFrame:
-    return whitelist(i.backend.infer_intent(i.query, i.view, i.tools), i.tools)
+    frame = whitelist(i.backend.infer_intent(i.query, i.view, i.tools), i.tools)
+    if frame.subject is None and not frame.subjects and frame.place is None:
+        # A model's frame names no group: the query's structure may (its people, probed one by one).
+        parsed = infer_intent_heuristic(i.query, i.view, i.tools)
+        if parsed.subjects or parsed.place is not None:
+            update = {
+                "subjects": parsed.subjects,
+                "place": parsed.place,
+                "reading": frame.reading or parsed.reading,
+            }
+            frame = frame.model_copy(update=update)
+    return frame
 
 
 def _vanilla(i: _Inputs) -> _Run:
