@@ -216,3 +216,27 @@ def test_a_model_frame_without_a_group_gets_the_querys_people(scene: ProbeScene)
     )
     assert answer.frame is not None and answer.frame.subjects == ("Ana Reyes", "Bo Lind")
     assert [s.args["agent_name"] for s in answer.trace] == ["Ana Reyes", "Bo Lind"]
+
+
+def test_in_a_live_town_a_group_out_of_sight_is_located_then_probed_person_by_person() -> None:
+    from actors.town import embedded_town
+    from world import Town
+    from world.probes import scene_from_town
+
+    definition = embedded_town()
+    town = Town(definition, seed=42)
+    town.step(9)
+    probe = scene_from_town(definition, town.state, town.mind_states)
+    asker = next(a.name for a in probe.agents.values() if a.location != "Sunrise Cafe")
+    scene = scene_from_town(definition, town.state, town.mind_states, asker=asker)
+    at_cafe = sorted(a.name for a in scene.agents.values() if a.location == "Sunrise Cafe")
+    assert at_cafe, "the town has somebody at the cafe at 10:00"
+    query = "Anyone at the cafe free for a chat?"
+    probes = RegistryProbes(agent_state_registry(), scene, f"env:{asker}", asker=asker)
+    answer = answer_query(
+        query, asker, "aura_intent", scene_view(scene, asker, query), probes, OfflineBackend(CueReader())
+    )
+    assert answer.trace[0].tool == "agent.all"  # out of sight: who is where is probed first
+    assert sorted(s.args["agent_name"] for s in answer.trace[1:]) == at_cafe[:2]
+    assert answer.text.startswith("At Sunrise Cafe: ")
+    assert f"{asker} is at" not in answer.text  # the asker is not one of the people asked about

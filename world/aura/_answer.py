@@ -152,7 +152,7 @@ def compose_answer(request: AnswerRequest) -> str:
         subject = named[0] if named else None
     if not request.packed_scene:
         parts.append("I cannot see the town from here, so I cannot say for sure.")
-    elif frame is not None and subject is None and (frame.subjects or frame.place):
+    elif frame is not None and subject is None and is_group(frame):
         parts.append(_group_answer(view, frame, trace))
     elif subject is not None:
         parts.append(_agent(view, subject, trace) or f"I do not see {subject} from here.")
@@ -180,7 +180,7 @@ def compose_answer(request: AnswerRequest) -> str:
             )
     else:
         parts.append(_factual(request))
-    grouped = frame is not None and subject is None and bool(frame.subjects or frame.place)
+    grouped = frame is not None and subject is None and is_group(frame)
     if request.summary and subject is None and not grouped:
         parts.append("Observed: " + request.summary.replace("\n", "; "))
     return " ".join(p for p in parts if p)
@@ -209,6 +209,11 @@ def _observed(trace: Sequence[ProbeStep]) -> str:
                 if isinstance(d.get("observed_time"), str):
                     return f" (as last seen at {d['observed_time']})"
     return ""
+
+
+def is_group(frame: IntentFrame) -> bool:
+    """A frame about the people at a place or in town, rather than one person or a fact."""
+    return frame.subject is None and bool(frame.subjects or frame.place or frame.reading)
 
 
 def _free_or_not(facts: dict[str, str]) -> str:
@@ -249,7 +254,9 @@ def _group_answer(view: SceneView, frame: IntentFrame, trace: Sequence[ProbeStep
         for step in trace
         if step.status == "ok" and step.result is not None and "belief" not in step.tool
         for d in walk(step.result)
-        if isinstance(d.get("name"), str) and (frame.place is None or d.get("location") == frame.place)
+        if isinstance(d.get("name"), str)
+        and d["name"] != view.asker
+        and (frame.place is None or d.get("location") == frame.place)
     )
     where = f"At {frame.place}" if frame.place else "Around town"
     if not members:

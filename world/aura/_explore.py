@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from messages.aura import IntentFrame, ProbeStep
-from world.aura._answer import walk
+from world.aura._answer import is_group, walk
 from world.aura._intent import tools_for_roles
 from world.aura._query import mentioned_agents, mentioned_location
 from world.aura._types import Backend, PlanDecision, PlanRequest, ProbeClient, SceneView, ToolInfo
@@ -50,7 +50,7 @@ def next_candidate(request: PlanRequest, candidates: Sequence[str]) -> PlanDecis
     by_name = {t.name: t for t in request.tools}
     done = _called(request.trace)
     subject = request.frame.subject if request.frame else None
-    if request.frame is not None and subject is None and (request.frame.subjects or request.frame.place):
+    if request.frame is not None and subject is None and is_group(request.frame):
         return _next_for_group(request, candidates)
     if _need_met(request):
         return PlanDecision("stop", reason="the private state already answers the implicit need")

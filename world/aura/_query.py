@@ -101,7 +101,7 @@ def mentioned_location(query: str, locations: Sequence[str]) -> str | None:
             return loc
         head = short.split()[-1] if " " in short else ""
         # "the garden", "the pharmacy": the head noun alone, when no other place shares it.
-        if len(head) > 4 and re.search(rf"\b{re.escape(head)}\b", q):
+        if len(head) > 3 and re.search(rf"\b{re.escape(head)}\b", q):
             sharing = [x for x in locations if x.lower().split()[-1] == head]
             if len(sharing) == 1:
                 return loc
