@@ -115,7 +115,7 @@ def run(repeats: int, data: Path) -> int:
         view = scene_view(item.scene, USER, item.query.query)
         parse = parse_query(item.query.query, view)
         for name, reader in readers.items():
-            kind = social_reading(item.query.query, parse, view, reader).kind if parse.people else "none"
+            kind = social_reading(item.query.query, parse, reader).kind if parse.people else "none"
             hits.setdefault((item.suite, name), []).append(kind == item.query.subcategory)
     print(f"\n{len(work)} queries x {repeats} pass(es), readers interleaved query by query")
     for name in readers:

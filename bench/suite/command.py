@@ -208,15 +208,13 @@ def _run_several(args: argparse.Namespace, names: list[str]) -> tuple[Path, str]
 def comparison_table(dirs: dict[str, Path]) -> str:
     """Implicit score, probes per query and forbidden-tool violations of each condition, suite by
     suite (one column group per suite)."""
-    from bench.suite.metrics import summarize_all
+    from bench.suite.metrics import condition_order, summarize_all
     from bench.suite.report import as_metrics_cell, latest_cells
 
     summaries = {
         name: summarize_all(as_metrics_cell(r) for r in latest_cells(RunDir(d))) for name, d in dirs.items()
     }
-    from bench.suite.report import _order
-
-    conditions = sorted(dict.fromkeys(c for s in summaries.values() for c in s), key=_order)
+    conditions = sorted(dict.fromkeys(c for s in summaries.values() for c in s), key=condition_order)
     head = "| condition | " + " | ".join(f"{n} implicit | {n} probes/q | {n} viol. %" for n in dirs) + " |"
     rule = "| --- |" + " ---: | ---: | ---: |" * len(dirs)
     rows = [head, rule]

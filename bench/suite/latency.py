@@ -6,14 +6,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bench.suite.metrics import condition_order
 from bench.suite.stats import mean
-from messages.aura import CONDITIONS
 
 __all__ = ["latency_table"]
-
-
-def _order(condition: str) -> tuple[int, str]:
-    return (CONDITIONS.index(condition) if condition in CONDITIONS else len(CONDITIONS), condition)
 
 
 def latency_table(records: Sequence[Mapping[str, Any]]) -> str:
@@ -34,7 +30,7 @@ def latency_table(records: Sequence[Mapping[str, Any]]) -> str:
         "| condition | cells | latency ms (median / mean) | probes/q | failed |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
-    for cond in sorted(set(by_cond) | set(failed), key=_order):
+    for cond in sorted(set(by_cond) | set(failed), key=condition_order):
         mine = by_cond.get(cond, [])
         if mine:
             lat = [float(r.get("latency", 0.0)) * 1000.0 for r in mine]

@@ -26,6 +26,7 @@ from bench.suite.stats import (
     pearson,
     wilcoxon,
 )
+from messages.aura import CONDITIONS
 
 __all__ = [
     "FA_COMPLETENESS_WEIGHT",
@@ -88,6 +89,11 @@ def to_cell(record: CellRecord | Mapping[str, Any]) -> CellRecord:
     if "scores" in kwargs:
         kwargs["scores"] = dict(kwargs["scores"])
     return CellRecord(**kwargs)
+
+
+def condition_order(condition: str) -> tuple[int, str]:
+    """The paper's order of conditions (unknown ones last, by name): the sort key of every table."""
+    return (CONDITIONS.index(condition) if condition in CONDITIONS else len(CONDITIONS), condition)
 
 
 def _mean_or_none(xs: Sequence[float]) -> float | None:

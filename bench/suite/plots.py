@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from bench.suite.metrics import CellRecord, ConditionSummary, summarize_all, to_cell
-from messages.aura import CONDITIONS
+from bench.suite.metrics import CellRecord, ConditionSummary, condition_order, summarize_all, to_cell
 
 __all__ = [
     "PANELS",
@@ -56,10 +55,6 @@ class ParetoPoint:
     n_cells: int
 
 
-def _order(condition: str) -> tuple[int, str]:
-    return (CONDITIONS.index(condition) if condition in CONDITIONS else len(CONDITIONS), condition)
-
-
 def _cell(record: Mapping[str, Any]) -> CellRecord:
     # Run records store the fallback list; metrics counts them (same as report.as_metrics_cell, which
     # is not imported here so report.py can import this module).
@@ -80,7 +75,7 @@ def pareto_points(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Paret
     summaries = summarize_all(_cell(r) for r in records if r.get("ok"))
     key, label = _score(summaries)
     points = []
-    for cond, s in sorted(summaries.items(), key=lambda kv: _order(kv[0])):
+    for cond, s in sorted(summaries.items(), key=lambda kv: condition_order(kv[0])):
         score = s.fa if key == "fa_pc" else s.mean_scores.get(key)
         points.append(ParetoPoint(cond, score, s.probes_per_query, s.violation_pct, s.n_cells))
     return label, points

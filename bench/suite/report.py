@@ -9,16 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from bench.suite.latency import latency_table
-from bench.suite.metrics import CellRecord, gap_probe_correlation, paired_comparison, summarize_all, to_cell
+from bench.suite.metrics import (
+    CellRecord,
+    condition_order,
+    gap_probe_correlation,
+    paired_comparison,
+    summarize_all,
+    to_cell,
+)
 from bench.suite.plots import pareto_plots, pareto_table
 from bench.suite.runs import RunDir
 from bench.suite.stats import mean
-from messages.aura import CONDITIONS
-
-
-def _order(condition: str) -> tuple[int, str]:
-    """The paper's order of conditions (unknown ones last, by name)."""
-    return (CONDITIONS.index(condition) if condition in CONDITIONS else len(CONDITIONS), condition)
 
 
 def latest_cells(run: RunDir) -> list[dict[str, Any]]:
@@ -56,7 +57,7 @@ def condition_table(records: Sequence[Mapping[str, Any]]) -> str:
         "(median / mean) | fallbacks | judge failures |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for cond, s in sorted(summaries.items(), key=lambda kv: _order(kv[0])):
+    for cond, s in sorted(summaries.items(), key=lambda kv: condition_order(kv[0])):
         lines.append(
             f"| {cond} | {s.n_cells} | {_f(s.mean_scores.get('literal_score'))} | "
             f"{_f(s.mean_scores.get('implicit_score'))} | {s.probes_per_query:.2f} | {s.violation_pct:.1f} | "
@@ -70,7 +71,7 @@ def breakdown_table(records: Sequence[Mapping[str, Any]], key: str, score: str =
     """Mean ``score`` per condition (rows) and ``key`` value (columns: scene or subcategory)."""
     ok = [r for r in records if r.get("ok") and score in (r.get("scores") or {})]
     columns = sorted({str(r.get(key, "")) for r in ok})
-    conditions = sorted({str(r["condition"]) for r in ok}, key=_order)
+    conditions = sorted({str(r["condition"]) for r in ok}, key=condition_order)
     lines = [
         f"| condition | overall | {' | '.join(columns)} |",
         "| --- | ---: |" + " ---: |" * len(columns),
@@ -111,7 +112,7 @@ def _judged(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], dict[
         if r.get("judge_failure"):
             failures[str(r["condition"])] = failures.get(str(r["condition"]), 0) + 1
     summaries = summarize_all(as_metrics_cell(r) for r in ok)
-    return dict(sorted(summaries.items(), key=lambda kv: _order(kv[0]))), failures
+    return dict(sorted(summaries.items(), key=lambda kv: condition_order(kv[0]))), failures
 
 
 def _pct(value: float | None) -> str:
@@ -156,7 +157,7 @@ def category_table(records: Sequence[Mapping[str, Any]]) -> str:
     """FA per condition (rows) and query category (columns)."""
     ok = [r for r in records if r.get("ok") and "fa" in (r.get("scores") or {})]
     columns = sorted({str(r.get("category", "")) for r in ok})
-    conditions = sorted({str(r["condition"]) for r in ok}, key=_order)
+    conditions = sorted({str(r["condition"]) for r in ok}, key=condition_order)
     lines = [f"| condition | overall | {' | '.join(columns)} |", "| --- | ---: |" + " ---: |" * len(columns)]
     for cond in conditions:
         mine = [r for r in ok if r["condition"] == cond]
@@ -172,7 +173,7 @@ def gap_table(records: Sequence[Mapping[str, Any]]) -> str:
     """Pearson r between the IntentFrame's gap and the probes issued (paper, A2.1), per condition
     that infers a gap."""
     cells = [as_metrics_cell(r) for r in records if r.get("ok")]
-    with_gap = sorted({c.condition for c in cells if c.gap is not None}, key=_order)
+    with_gap = sorted({c.condition for c in cells if c.gap is not None}, key=condition_order)
     lines = ["| condition | n | r (gap, probes) | p |", "| --- | ---: | ---: | ---: |"]
     for cond in with_gap:
         r = gap_probe_correlation(cells, cond)

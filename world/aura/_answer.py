@@ -247,22 +247,31 @@ def need_verdict(reading: str | None, subject: str, facts: dict[str, str]) -> st
     return ""
 
 
+def group_members(frame: IntentFrame, view: SceneView, trace: Sequence[ProbeStep]) -> tuple[str, ...]:
+    """The people a group frame concerns: those it names, else those a probe found at its place
+    (never the asker)."""
+    if frame.subjects:
+        return frame.subjects
+    found: list[str] = []
+    for step in trace:
+        if step.status != "ok" or step.result is None or "belief" in step.tool:
+            continue
+        for d in walk(step.result):
+            name = d.get("name")
+            mine = isinstance(name, str) and name != view.asker and name not in found
+            if mine and (frame.place is None or d.get("location") == frame.place):
+                found.append(str(name))
+    return tuple(found)
+
+
 def _group_answer(view: SceneView, frame: IntentFrame, trace: Sequence[ProbeStep]) -> str:
     """Who is there and, for each person probed, what the group question was really after."""
-    members = frame.subjects or tuple(
-        d["name"]
-        for step in trace
-        if step.status == "ok" and step.result is not None and "belief" not in step.tool
-        for d in walk(step.result)
-        if isinstance(d.get("name"), str)
-        and d["name"] != view.asker
-        and (frame.place is None or d.get("location") == frame.place)
-    )
+    members = group_members(frame, view, trace)
     where = f"At {frame.place}" if frame.place else "Around town"
     if not members:
         return f"{where}: nobody I can see right now."
     lines = []
-    for name in dict.fromkeys(members):
+    for name in members:
         seen = _agent(view, name, trace)
         facts = private_facts(trace, name)
         bits = []

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from messages.aura import IntentFrame, ProbeStep
-from world.aura._answer import is_group, walk
+from world.aura._answer import group_members, is_group, walk
 from world.aura._intent import tools_for_roles
 from world.aura._query import mentioned_agents, mentioned_location
 from world.aura._types import Backend, PlanDecision, PlanRequest, ProbeClient, SceneView, ToolInfo
@@ -71,25 +71,6 @@ def next_candidate(request: PlanRequest, candidates: Sequence[str]) -> PlanDecis
     return PlanDecision("stop", reason="no candidate tool left")
 
 
-def group_members(request: PlanRequest) -> tuple[str, ...]:
-    """The people a group frame concerns: those it names, else those a probe found at its place."""
-    frame = request.frame
-    if frame is None:
-        return ()
-    if frame.subjects:
-        return frame.subjects
-    found: list[str] = []
-    for step in request.trace:
-        if step.status != "ok" or step.result is None or "belief" in step.tool:
-            continue
-        for d in walk(step.result):
-            name, where = d.get("name"), d.get("location")
-            mine = isinstance(name, str) and name != request.view.asker and name not in found
-            if mine and (frame.place is None or where == frame.place):
-                found.append(str(name))
-    return tuple(found)
-
-
 def _next_for_group(request: PlanRequest, candidates: Sequence[str]) -> PlanDecision:
     """A group question is answered person by person: each recommended tool once per member."""
     by_name = {t.name: t for t in request.tools}
@@ -99,7 +80,11 @@ def _next_for_group(request: PlanRequest, candidates: Sequence[str]) -> PlanDeci
         if tool is None:
             continue
         required = tool.parameters.get("required", [])
-        people: Sequence[str | None] = group_members(request) if required else (None,)
+        people: Sequence[str | None] = (
+            group_members(request.frame, request.view, request.trace)
+            if required and request.frame
+            else (None,)
+        )
         for who in people:
             args = fill_args(tool, request.query, request.view, who)
             if any(r not in args for r in required) or (name, repr(sorted(args.items()))) in done:

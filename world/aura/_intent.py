@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from messages.aura import IntentFrame
-from world.aura._query import QueryParse, name_spans, parse_query, people_at
+from world.aura._query import QueryParse, parse_query, people_at
 from world.aura._types import SceneView, ToolInfo
 
 GAP_TIERS = (0.2, 0.4, 0.6, 0.8)
@@ -101,36 +101,6 @@ _SECOND_ORDER = _cue(
 _DEFAULT_SOCIAL = _SOCIAL_CUES[-1]
 """A person named in a situated query is socially loaded (the paper's premise): with no reading,
 the likely need is whether they are free."""
-# A named person followed closely by a verb of holding a view: "Chen Mei thinks", "does Liu Yang
-# expect", "is Wang Jun under the impression", "would Zhang Hao say".
-_VIEW_VERB = re.compile(
-    r"^('s)?\s+(\w+\s+){0,2}?(think|thinks|thought|know|knows|knew|believe|believes|reckon|reckons|figure|"
-    r"figures|expect|expects|assume|assumes|suppose|supposes|imagine|imagines|guess|guesses|suspect|"
-    r"suspects|reali[sz]e|reali[sz]es|aware|under the impression|heard|hear|been told|gather|gathers|"
-    r"say|says|said|count on|counting on|picture|pictures|consider|considers|have the idea|has the idea)\b",
-    re.IGNORECASE,
-)
-
-_VIEW_ANYWHERE = re.compile(
-    r"\b(think|know|believe|reckon|figure|expect|assume|suppose|imagine|guess|suspect|reali[sz]e|aware|"
-    r"impression|heard|told|gather|say|count on|picture|consider|make of|makes of|sees it|pegged|"
-    r"convinced|for granted|picked up)\b",
-    re.IGNORECASE,
-)
-# The person a view is about: "about X", "of X's mood", "that X is", or X's state ("X's mood").
-_ABOUT_BEFORE = re.compile(r"\b(about|of|on|that|if|whether)\s+$", re.IGNORECASE)
-_ABOUT_AFTER = re.compile(
-    r"^'s\s+(?!eyes|view|opinion|mind\b|book|read|take|impression|idea|sense)", re.IGNORECASE
-)
-
-
-def _is_about(query: str, who: str, view: SceneView) -> bool:
-    return any(
-        _ABOUT_BEFORE.search(query[:start]) or _ABOUT_AFTER.match(query[end:])
-        for start, end in name_spans(query, who, view)
-    )
-
-
 _FACT_CUES = (
     _cue("time", r"\b(what time|what day|the time|time is it|date)\b", 0.1, (), ("time",), False),
     _cue(
@@ -215,15 +185,13 @@ def whitelist(frame: IntentFrame, tools: Sequence[ToolInfo]) -> IntentFrame:
     return frame.model_copy(update={"recommended_probes": tuple(kept)})
 
 
-SUBCATEGORIES = ("availability", "mood", "appropriateness", "latent_goal", "second_order")
-
-
 @dataclass(frozen=True)
 class Reading:
     """The social reading of a query: which kind of implicit need it carries, and how sure."""
 
     kind: str
-    """One of ``SUBCATEGORIES``."""
+    """One of the paper's five subcategories: availability, mood, appropriateness, latent_goal,
+    second_order."""
     score: float = 0.5
     source: str = "cues"
     ranked: tuple[str, ...] = ()
@@ -253,34 +221,11 @@ class CueReader:
 _CUES = {c.kind: c for c in (*_SOCIAL_CUES, _SECOND_ORDER)}
 
 
-def view_holder(query: str, parse: QueryParse, view: SceneView) -> str | None:
-    """Of two or more people named, the one holding a view about another, if the query asks for
-    one: marked by a perspective frame ("according to X", "X's read on"), or the name a verb of
-    holding a view follows ("X thinks", "does X expect", "is X under the impression")."""
-    if len(parse.people) < 2:
-        return None
-    if parse.holder is not None:
-        return parse.holder
-    for who in parse.people:
-        for _start, end in name_spans(query, who, view):
-            if _VIEW_VERB.match(query[end:]):
-                return who
-    if _VIEW_ANYWHERE.search(query):
-        # A view is asked for, but the frame is looser ("as X sees it", "X has Y pegged as"): the
-        # holder is whoever the view is not about, else the first named. Misreading a plain
-        # question this way costs a belief read; misreading the other way would read private state.
-        about = [who for who in parse.people if _is_about(query, who, view)]
-        if len(about) == 1:
-            return next(p for p in parse.people if p != about[0])
-        return parse.people[0]
-    return None
-
-
-def social_reading(query: str, parse: QueryParse, view: SceneView, reader: SocialReader | None) -> Reading:
+def social_reading(query: str, parse: QueryParse, reader: SocialReader | None) -> Reading:
     """The reading of a query that names people or a group. A view-holding structure with two people
     is second-order whatever the reader says; second-order needs two people; with no reading at
     all, a named person is socially loaded (availability)."""
-    if view_holder(query, parse, view) is not None:
+    if parse.holder is not None:
         return Reading("second_order", 0.9, "structure")
     chosen = reader.read(query, parse) if reader is not None else None
     if chosen is not None and chosen.kind == "second_order" and len(parse.people) < 2:
@@ -300,7 +245,7 @@ def infer_intent(
     literal = query.strip().rstrip("?").strip()
     reader = reader or CueReader()
     if parse.people:
-        reading = social_reading(query, parse, view, reader)
+        reading = social_reading(query, parse, reader)
         return _person_frame(query, literal, parse, view, tools, reading)
     social = CueReader().read(query, parse)
     if parse.group or (parse.place is not None and social is not None and not _is_place_fact(query)):
@@ -319,7 +264,7 @@ def _person_frame(  # noqa: PLR0917 - the frame's inputs
     subject = parse.people[0]
     target = None
     if reading.kind == "second_order":
-        subject = view_holder(query, parse, view) or parse.people[0]
+        subject = parse.holder or parse.people[0]
         target = next(p for p in parse.people if p != subject)
     cue = _CUES[reading.kind]
     needs = tuple(n.format(subject=subject, other=target or "them") for n in cue.needs)

@@ -46,7 +46,7 @@ class QueryParse:
     here: bool
     """The query points at the asker's own place."""
     holder: str | None = None
-    """Of two people named, the one a perspective frame marks as holding the view."""
+    """Of two or more people named, the one the query asks the view of (``holder_of``)."""
     masked: str = ""
     """The query with the people named replaced by stand-ins ("Sam", "Alex", ...), so that a reader
     compares what is asked, not who."""
@@ -108,12 +108,59 @@ def mentioned_location(query: str, locations: Sequence[str]) -> str | None:
     return None
 
 
+# A named person followed closely by a verb of holding a view: "Chen Mei thinks", "does Liu Yang
+# expect", "is Wang Jun under the impression", "would Zhang Hao say".
+_VIEW_VERB = re.compile(
+    r"^('s)?\s+(\w+\s+){0,2}?(think|thinks|thought|know|knows|knew|believe|believes|reckon|reckons|figure|"
+    r"figures|expect|expects|assume|assumes|suppose|supposes|imagine|imagines|guess|guesses|suspect|"
+    r"suspects|reali[sz]e|reali[sz]es|aware|under the impression|heard|hear|been told|gather|gathers|"
+    r"say|says|said|count on|counting on|picture|pictures|consider|considers|have the idea|has the idea)\b",
+    re.IGNORECASE,
+)
+
+_VIEW_ANYWHERE = re.compile(
+    r"\b(think|know|believe|reckon|figure|expect|assume|suppose|imagine|guess|suspect|reali[sz]e|aware|"
+    r"impression|heard|told|gather|say|count on|picture|consider|make of|makes of|sees it|pegged|"
+    r"convinced|for granted|picked up)\b",
+    re.IGNORECASE,
+)
+# The person a view is about: "about X", "of X's mood", "that X is", or X's state ("X's mood").
+_ABOUT_BEFORE = re.compile(r"\b(about|of|on|that|if|whether)\s+$", re.IGNORECASE)
+_ABOUT_AFTER = re.compile(
+    r"^'s\s+(?!eyes|view|opinion|mind\b|book|read|take|impression|idea|sense)", re.IGNORECASE
+)
+
+
+def _is_about(query: str, who: str, view: SceneView) -> bool:
+    """Whether ``query`` names ``who`` as the one a view is about."""
+    return any(
+        _ABOUT_BEFORE.search(query[:start]) or _ABOUT_AFTER.match(query[end:])
+        for start, end in name_spans(query, who, view)
+    )
+
+
 def holder_of(query: str, people: Sequence[str], view: SceneView) -> str | None:
-    """Of the people named, the one a perspective frame marks as holding the view, if any."""
+    """Of two or more people named, the one holding a view about another, if the query asks for
+    one: marked by a perspective frame ("according to X", "X's read on"), or the name a verb of
+    holding a view follows ("X thinks", "does X expect", "is X under the impression")."""
+    if len(people) < 2:
+        return None
     for who in people:
         for start, end in name_spans(query, who, view):
             if _HOLDER_BEFORE.search(query[:start]) or _HOLDER_POSSESSIVE.match(query[end:]):
                 return who
+    for who in people:
+        for _start, end in name_spans(query, who, view):
+            if _VIEW_VERB.match(query[end:]):
+                return who
+    if _VIEW_ANYWHERE.search(query):
+        # A view is asked for, but the frame is looser ("as X sees it", "X has Y pegged as"): the
+        # holder is whoever the view is not about, else the first named. Misreading a plain
+        # question this way costs a belief read; misreading the other way would read private state.
+        about = [who for who in people if _is_about(query, who, view)]
+        if len(about) == 1:
+            return next(p for p in people if p != about[0])
+        return people[0]
     return None
 
 
@@ -127,7 +174,7 @@ def parse_query(query: str, view: SceneView) -> QueryParse:
             place = None
     group = not people and bool(_GROUP.search(query))
     here = bool(_HERE.search(query))
-    holder = holder_of(query, people, view) if len(people) > 1 else None
+    holder = holder_of(query, people, view)
     return QueryParse(
         people=people,
         place=place,
