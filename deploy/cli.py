@@ -11,48 +11,31 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
 
 from deploy import (
     acl_command,
+    appworld_command,
+    arguments,
     ask_command,
     attach_command,
     bench_commands,
     commands,
     dlq_command,
+    mcp_command,
     town_commands,
     worker_command,
 )
 from deploy.web import command as web_command
 
-T = TypeVar("T", int, float)
-
 DEFAULT_NAMESPACE = "town:main"
 DEFAULT_REDIS = os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
-def _number(
-    convert: Callable[[str], T], what: str, ok: Callable[[T], bool] | None = None, bound: str = ""
-) -> Callable[[str], T]:
-    """An argparse type: ``convert`` the text, then require ``ok`` (NaN fails any comparison)."""
-
-    def parse(text: str) -> T:
-        try:
-            value = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if ok is not None and not ok(value):
-            raise argparse.ArgumentTypeError(f"expected {bound}, got {text}")
-        return value
-
-    return parse
-
-
-_int = _number(int, "a whole number")
-_positive_int = _number(int, "a whole number", lambda v: v >= 1, "a number >= 1")
-_non_negative_int = _number(int, "a whole number", lambda v: v >= 0, "a number >= 0")
-_positive_float = _number(float, "a number of seconds", lambda v: v > 0, "a positive number of seconds")
-_non_negative_float = _number(float, "a number", lambda v: v >= 0, "a number >= 0")
+_int = arguments.whole
+_positive_int = arguments.positive_int
+_non_negative_int = arguments.non_negative_int
+_positive_float = arguments.positive_seconds
+_non_negative_float = arguments.non_negative_float
 
 
 # The kinds an environment event may have (messages.town.INJECTABLE_KINDS), spelled out here so
@@ -385,6 +368,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=900.0,
         help="seconds a session may take (default 900)",
     )
+    eps.add_argument(
+        "--apps",
+        choices=("builtin", "appworld"),
+        default="builtin",
+        help="the app backend: our built-in apps, or AppWorld's own in its own process "
+        "(`auratown appworld install` first) (default: %(default)s)",
+    )
+    eps.add_argument(
+        "--shared-world",
+        action="store_true",
+        help="with --apps appworld: one world for every unit, never reset (pi-Bench's way); by default "
+        "each unit starts from its persona's seed",
+    )
+    eps.add_argument(
+        "--appworld-home",
+        default=None,
+        metavar="DIR",
+        help="where AppWorld is installed (default: $AURATOWN_APPWORLD_HOME or the user's data dir)",
+    )
     eps.add_argument("--no-ablation", action="store_true", help="skip the without-history runs")
     eps.add_argument("--lint", action="store_true", help="only check the task files and list every problem")
     eps.add_argument("--out", default=None, help="run directory (default: runs/episodes-TIMESTAMP)")
@@ -409,10 +411,12 @@ def build_parser() -> argparse.ArgumentParser:
     _bus_options(procs, default_url="redis://127.0.0.1:6379/0")
     procs.set_defaults(func=commands.processes)
     attach_command.register(sub)
+    appworld_command.register(sub)
     dlq_command.register(sub)
     web_command.register(sub)  # after `daemon`: adds its --http/--operator-token, and `view`
     acl_command.register(sub)  # after `daemon`: adds its --policy-file/--identity, and `acl`
     worker_command.register(sub)  # `worker`, and --remote-workers of `bench aura|episodes`
+    mcp_command.register(sub)
     return parser
 
 

@@ -56,6 +56,13 @@ def register(sub: Any) -> None:
     p.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL for the models")
     p.add_argument("--cache-dir", type=Path, default=None, help="cache model answers here")
     p.add_argument(
+        "--appworld-home",
+        default=None,
+        metavar="DIR",
+        help="episodes: where AppWorld is installed, for units run with --apps appworld "
+        "(default: $AURATOWN_APPWORLD_HOME or the user's data dir)",
+    )
+    p.add_argument(
         "--pool-size",
         type=int,
         default=1,
@@ -134,6 +141,7 @@ class Worker:
         cache_dir: Path | None = None,
         pool_size: int = 1,
         visibility_timeout: float = 30.0,
+        appworld_home: str | None = None,
     ) -> None:
         from actors.bus import Bus
         from actors.runtime import HostConfig
@@ -144,7 +152,11 @@ class Worker:
         self.hosts: list[Host] = []
         self.service: Any = None
         factories = self._factories(
-            model=model, api_base=api_base, cache_dir=cache_dir, visibility_timeout=visibility_timeout
+            model=model,
+            api_base=api_base,
+            cache_dir=cache_dir,
+            visibility_timeout=visibility_timeout,
+            appworld_home=appworld_home,
         )
         config = HostConfig(
             fetch_count=1,
@@ -162,7 +174,13 @@ class Worker:
                 self.hosts.append(host)
 
     def _factories(
-        self, *, model: str | None, api_base: str | None, cache_dir: Path | None, visibility_timeout: float
+        self,
+        *,
+        model: str | None,
+        api_base: str | None,
+        cache_dir: Path | None,
+        visibility_timeout: float,
+        appworld_home: str | None,
     ) -> dict[str, tuple[str, Callable[[], Actor]]]:
         from actors.aura import make_backend_factory
         from actors.episodes import GRADER, GatewayPool, GraderActor
@@ -184,7 +202,9 @@ class Worker:
 
             # The units' own actors take the worker's visibility timeout too.
             unit_config = HostConfig(visibility_timeout=visibility_timeout)
-            self.service = UnitService(self.transport, cache_dir=cache_dir, config=unit_config)
+            self.service = UnitService(
+                self.transport, cache_dir=cache_dir, config=unit_config, appworld_home=appworld_home
+            )
             service = self.service
             out["episodes"] = (UNIT_WORKER, lambda: EpisodeUnitActor(service.run))
         return out
@@ -237,6 +257,7 @@ def run(args: argparse.Namespace) -> int:
             cache_dir=args.cache_dir,
             pool_size=args.pool_size,
             visibility_timeout=args.visibility_timeout,
+            appworld_home=args.appworld_home,
         )
         stop = threading.Event()
 

@@ -303,6 +303,9 @@ class StateDiffData(Message):
     changes: tuple[StateChange, ...] = ()
     state: JsonObject = {}
     """The app state now (files excluded), for checks on the final state."""
+    backend_restarts: int = 0
+    """Times the app backend (AppWorld's process) died during the session ``since`` began: its
+    calls since then are lost, and the session is to be run again from its snapshot."""
 
 
 @message("episode.files", 1)
@@ -436,6 +439,10 @@ class UnitSettings(_Frozen):
     """Overrides every task's turn limit (at least 1)."""
     max_tokens: int | None = None
     """Caps every model answer."""
+    apps: Literal["builtin", "appworld"] = "builtin"
+    """The app backend the unit runs on (AppWorld's: installed on the worker)."""
+    shared_world: bool = False
+    """AppWorld only: one world for every unit, never reset (pi-Bench's own way)."""
 
 
 @message("episode.run_unit", 1)

@@ -7,16 +7,25 @@ the redis bus) with the acknowledgement of each call, so a restarted process res
 state every acknowledged call left; a redelivered call is recognised by its id and not rerun.
 
 Every call, refused or not, is audited on ``registry.audit`` like the town's registries.
+
+The apps are our built-in ones, or AppWorld's own (``apps``: ``actors.appworld.AppWorldApps``):
+then app calls go to the AppWorld process, the state keeps AppWorld's tables as they are after
+each call, and AppWorld is loaded with this registry's world whenever it holds another. When the
+AppWorld process dies during a call, it is restarted, the session's snapshot is put back and the
+interruption is counted (``StateDiffData.backend_restarts``), so the runner runs the session again.
 """
 
 from __future__ import annotations
 
 import base64
+import uuid
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import structlog
 from pydantic import BaseModel
 
+from actors.appworld._errors import AppWorldUnavailable
 from actors.roles.registry import AUDIT_TOPIC
 from actors.runtime import Context, StatefulActor, on
 from messages.episodes import (
@@ -32,11 +41,24 @@ from messages.episodes import (
     ToolRecord,
     TurnStarted,
 )
-from messages.probes import ListTools, ProbeCall, ProbePolicy, ProbeResult, ToolList
+from messages.probes import (
+    JsonObject,
+    ListTools,
+    ProbeCall,
+    ProbeOutcome,
+    ProbePolicy,
+    ProbeResult,
+    ToolList,
+    plain_json,
+)
 from messages.town import Rejected
 from world.episodes.apps import EnvState, EpisodeTools, merge_app_state, new_state, state_diff
 from world.episodes.apps.seed import WorldSeed, seed_apps
 from world.episodes.assistant import record_of
+from world.probes.registry import make_outcome
+
+if TYPE_CHECKING:
+    from actors.appworld import AppWorldApps
 
 log = structlog.get_logger("auratown.episode.registry")
 
@@ -48,6 +70,17 @@ class EpisodeRegistryState(BaseModel):
     seeded: bool = False
     turn: int = 0
     """The turn of the current session that calls answer (``TurnStarted``)."""
+    revision: int = 0
+    """Counts changes of ``env.apps`` (an AppWorld backend holds the world of one revision)."""
+    backend_restarts: dict[str, int] = {}
+    """Session -> times the app backend died during it since its snapshot was last put back."""
+
+
+def _plain_args(args: object) -> JsonObject:
+    try:
+        return plain_json(dict(args)) if isinstance(args, dict) else {}  # type: ignore[return-value]
+    except ValueError:
+        return {}
 
 
 class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
@@ -59,17 +92,33 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
         *,
         seed: WorldSeed | None = None,
         offered: Iterable[str] | None = None,
+        apps: AppWorldApps | None = None,
     ):
-        """``seed``: the persona's app world; ``offered``: the app tools its tools.yaml offers."""
-        self.tools = EpisodeTools(policy, offered=offered)
+        """``seed``: the persona's app world; ``offered``: the app tools its tools.yaml offers;
+        ``apps``: AppWorld's apps (None: the built-in ones)."""
+        self.apps = apps
+        if apps is not None and offered is None:
+            offered = apps.default_offered()
+        self.tools = EpisodeTools(policy, offered=offered, app_tools=apps.tools if apps else None)
         self.world_seed = seed
+        # Who holds AppWorld's world: a new instance (a restarted process) never matches an old one.
+        self.owner = uuid.uuid4().hex
         super().__init__()
 
     def initial_state(self) -> EpisodeRegistryState:
         seed = self.world_seed
+        if self.apps is not None:
+            start = None if seed is None else seed.start_time
+            env = new_state(start_time=start).model_copy(
+                update={"apps": self.apps.seed(seed, (self.owner, 0))}
+            )
+            return EpisodeRegistryState(env=env)
         if seed is None:
             return EpisodeRegistryState(env=new_state())
         return EpisodeRegistryState(env=new_state(seed_apps(seed), start_time=seed.start_time))
+
+    def _changed_apps(self) -> None:
+        self.state.revision += 1
 
     @on(ListTools)
     def list_tools(self, ctx: Context, msg: ListTools) -> ToolList:
@@ -80,7 +129,13 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
         if msg.registry != "episode":
             return Rejected(reason=f"{ctx.address} serves the episode registry, not {msg.registry!r}")
         caller = msg.caller or ctx.envelope.sender
-        outcome, env = self.tools.call(self.state.env, caller, msg.tool, msg.args, policy=msg.policy)
+        if self.apps is None:
+            outcome, env = self.tools.call(self.state.env, caller, msg.tool, msg.args, policy=msg.policy)
+        else:
+            try:
+                outcome, env = self._call_appworld(caller, msg)
+            except AppWorldUnavailable as exc:
+                return self._backend_died(ctx, caller, msg, exc)
         result = ProbeResult.of(outcome)
         self.state.env = env
         record = record_of(result, task_id=env.task_id, seq=len(self.state.history))
@@ -89,9 +144,76 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
         log.info("tool", caller=caller, tool=outcome.tool, status=outcome.status, task=env.task_id)
         return result
 
+    def _call_appworld(self, caller: str, msg: ProbeCall) -> tuple[ProbeOutcome, EnvState]:
+        apps = self.apps
+        assert apps is not None
+        with apps.lock:
+            apps.sync((self.owner, self.state.revision), self.state.env)
+            apps.take_changed()
+            outcome, env = self.tools.call(self.state.env, caller, msg.tool, msg.args, policy=msg.policy)
+            if apps.take_changed():
+                self._changed_apps()
+                apps.committed((self.owner, self.state.revision))
+        return outcome, env
+
+    def _backend_died(self, ctx: Context, caller: str, msg: ProbeCall, exc: Exception) -> ProbeResult:
+        """AppWorld died during the call: restart it, put the session's snapshot back, count it."""
+        apps = self.apps
+        assert apps is not None
+        task = self.state.env.task_id
+        log.warning("the AppWorld service died during a call", tool=msg.tool, task=task, error=str(exc))
+        restarted = "restarted"
+        try:
+            apps.restart()
+        except AppWorldUnavailable as again:
+            restarted = f"could not be restarted ({again})"
+        snap = self.state.snapshots.get(task)
+        if snap is not None:
+            self.state.env = snap
+            self._changed_apps()
+        self.state.backend_restarts[task] = self.state.backend_restarts.get(task, 0) + 1
+        outcome = make_outcome(
+            "episode",
+            caller,
+            msg.tool,
+            msg.tool,
+            _plain_args(msg.args),
+            status="unavailable",
+            error=f"the AppWorld service died during this call and was {restarted}; "
+            "the session will be run again from its snapshot"[:500],
+        )
+        ctx.publish(AUDIT_TOPIC, outcome.audit)
+        result = ProbeResult.of(outcome)
+        record = record_of(result, task_id=task, seq=len(self.state.history))
+        self.state.history.append(record.model_copy(update={"turn": self.state.turn}))
+        return result
+
+    def _merge_task_apps(self, msg: SeedWorkspace) -> EnvState:
+        env = self.state.env
+        if self.apps is None:
+            return merge_app_state(env, msg.app_state)
+        if self.apps.shared_world:
+            tables = (
+                self.apps.current()
+                if not msg.app_state
+                else self.apps.merge(
+                    dict(msg.app_state),
+                    (self.owner, self.state.revision),
+                    env,
+                    (self.owner, self.state.revision),
+                )
+            )
+            return env.model_copy(update={"apps": tables})
+        if not msg.app_state:
+            return env
+        new = (self.owner, self.state.revision + 1)
+        tables = self.apps.merge(dict(msg.app_state), (self.owner, self.state.revision), env, new)
+        self._changed_apps()
+        return env.model_copy(update={"apps": tables})
+
     @on(SeedWorkspace)
     def seed(self, ctx: Context, msg: SeedWorkspace) -> RegistryAck:
-        env = merge_app_state(self.state.env, msg.app_state)
+        env = self._merge_task_apps(msg)
         # An asset replaces what the workspace had at its path, text or binary.
         files = {p: t for p, t in env.files.items() if p not in msg.binaries}
         files.update(msg.files)
@@ -133,6 +255,8 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
             )
         self.state.env = snap
         self.state.turn = 0
+        self._changed_apps()
+        self.state.backend_restarts.pop(msg.label, None)
         # Calls made after the snapshot belong to the session being redone: they are forgotten with it.
         self.state.history = [r for r in self.state.history if r.task_id != msg.label]
         return RegistryAck(label=msg.label, files=len(snap.files), records=len(self.state.history))
@@ -146,7 +270,12 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
         snap = self.state.snapshots.get(msg.since)
         if snap is None:
             return Rejected(reason=f"no snapshot {msg.since!r}")
-        return StateDiffData(since=msg.since, changes=tuple(state_diff(snap, env)), state=state)
+        return StateDiffData(
+            since=msg.since,
+            changes=tuple(state_diff(snap, env)),
+            state=state,
+            backend_restarts=self.state.backend_restarts.get(msg.since, 0),
+        )
 
     @on(ReadFiles)
     def read_files(self, ctx: Context, msg: ReadFiles) -> FilesData:

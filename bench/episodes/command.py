@@ -82,6 +82,8 @@ def _config(args: argparse.Namespace, episodes: list[LoadedEpisode]) -> dict[str
         "judge_model": args.judge_model,
         "max_turns": args.max_turns,
         "max_tokens": args.max_tokens,
+        "apps": getattr(args, "apps", "builtin"),
+        "shared_world": getattr(args, "shared_world", False),
     }
 
 
@@ -142,6 +144,9 @@ def settings_from(args: argparse.Namespace) -> Any:
         session_timeout=args.session_timeout,
         max_turns=args.max_turns,
         max_tokens=args.max_tokens,
+        apps=getattr(args, "apps", "builtin"),
+        shared_world=getattr(args, "shared_world", False),
+        appworld_home=getattr(args, "appworld_home", None),
     )
 
 
@@ -156,13 +161,18 @@ def run_units_here(
     from actors.bus import Bus, MemoryTransport
     from actors.bus._redis import RedisTransport
     from actors.episodes import GatewayPool
-    from bench.episodes.runner import EpisodeHost, UnitRunner
+    from bench.episodes.runner import EpisodeHost, EpisodeRunError, UnitRunner
 
     transport: Transport = RedisTransport(bus_url) if bus_url else MemoryTransport()
     bus = Bus(transport, namespace)
     settings = settings_from(args)
     gateways = GatewayPool(api_base=args.api_base, cache_dir=args.cache_dir, max_tokens=args.max_tokens)
-    host = EpisodeHost(bus, settings, gateways=gateways)
+    try:
+        host = EpisodeHost(bus, settings, gateways=gateways)
+    except EpisodeRunError as exc:  # e.g. --apps appworld without AppWorld installed
+        bus.close()
+        transport.close()
+        raise EpisodeUsageError(str(exc)) from None
     try:
         for i, unit in enumerate(units, 1):
             if not args.quiet:
@@ -362,6 +372,8 @@ def run_on_workers(
         session_timeout=args.session_timeout,
         max_turns=args.max_turns,
         max_tokens=args.max_tokens,
+        apps=getattr(args, "apps", "builtin"),
+        shared_world=getattr(args, "shared_world", False),
     )
     absent_since = [time.monotonic()]
 

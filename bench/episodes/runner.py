@@ -28,7 +28,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -71,6 +72,9 @@ from messages.episodes import (
 from messages.town import Rejected
 from world.episodes.tasks import describe_payload, grading_spec, opens_at, session_spec
 
+if TYPE_CHECKING:
+    from actors.appworld import AppWorldApps
+
 log = structlog.get_logger("auratown.episodes")
 
 SESSION_GAP_MINUTES = 60.0
@@ -104,6 +108,16 @@ class RunSettings:
     reflection_timeout: float = 30.0
     """Seconds after a session's end to wait for the assistant's reflection, beyond its model
     budget (the assistant may still be finishing a turn the session no longer waits for)."""
+    apps: str = "builtin"
+    """The app backend: ``builtin`` (our apps, in the registry) or ``appworld`` (AppWorld's own,
+    in its own process, installed by ``auratown appworld install``)."""
+    shared_world: bool = False
+    """AppWorld only: every unit works on one world that is never reset (pi-Bench's own way);
+    by default each unit starts from its persona's seed and each session from its snapshot."""
+    appworld_home: str | None = None
+    """Where AppWorld is installed (None: ``actors.appworld.default_home()``)."""
+    max_reruns: int = 2
+    """Times a session is run again after the app backend died during it."""
 
 
 class SessionSink(Actor):
@@ -138,6 +152,7 @@ class EpisodeHost:
         self._queues: dict[tuple[str, str], queue.Queue[SessionEnded]] = {}
         self._reflections: dict[tuple[str, str], queue.Queue[UsageSummary]] = {}
         self._lock = threading.Lock()
+        self.apps = open_apps(settings)
         self.host = Host(bus, config, name="episodes")
         self.host.spawn(lambda: SessionSink(self._deliver), self.sink_address)
         self.host.spawn(lambda: GraderActor(self.gateways), GRADER)
@@ -191,7 +206,8 @@ class EpisodeHost:
         if f"registry.{key}" not in self.host.addresses:
             episode = unit.episode
             self.host.spawn(
-                lambda: EpisodeRegistryActor(seed=episode.seed, offered=episode.offered), f"registry.{key}"
+                lambda: EpisodeRegistryActor(seed=episode.seed, offered=episode.offered, apps=self.apps),
+                f"registry.{key}",
             )
             self.host.spawn(lambda: SimulatedUserActor(self.gateways), f"user.{key}")
             if unit.assistant.oracle:
@@ -218,6 +234,28 @@ class EpisodeHost:
 
     def stop(self) -> None:
         self.host.stop()
+        if self.apps is not None:
+            self.apps.service.stop()
+
+
+def open_apps(settings: RunSettings) -> AppWorldApps | None:
+    """The app backend ``settings`` asks for: None for the built-in apps, else AppWorld's, its
+    process started (EpisodeRunError with the reason when it is not installed or cannot start)."""
+    if settings.apps == "builtin":
+        return None
+    if settings.apps != "appworld":
+        raise EpisodeRunError(f"unknown app backend {settings.apps!r}: choose builtin or appworld")
+    from actors.appworld import AppWorldApps, AppWorldError, start_service
+
+    try:
+        service = start_service(Path(settings.appworld_home) if settings.appworld_home else None)
+    except AppWorldError as exc:
+        raise EpisodeRunError(str(exc)) from None
+    try:
+        return AppWorldApps(service, shared_world=settings.shared_world)
+    except (AppWorldError, ValueError) as exc:
+        service.stop()
+        raise EpisodeRunError(f"AppWorld's API docs could not be read: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -297,8 +335,9 @@ class UnitRunner:
                 "usage": _Meter.start(self.eh.judge_gateway(), self.user),
             }
             ended_by_user = True
+            reruns = 0
             try:
-                ended = self._session(task, assistant, clock)
+                ended, reruns = self._session_rerun(task, assistant, clock)
             except EpisodeRunError as exc:
                 log.warning(
                     "session failed; recorded, the run goes on", unit=self.key, task=tid, error=str(exc)
@@ -324,7 +363,7 @@ class UnitRunner:
                 grade = SessionGrade(
                     task_id=tid, grader_errors=(str(exc)[:500],), excluded=f"not graded: {exc}"[:500]
                 )
-            self.record.finish(task, ended, grade, clock, reflection=reflection)
+            self.record.finish(task, ended, grade, clock, reflection=reflection, reruns=reruns)
             first = False
             log.info("session done", unit=self.key, task=tid, reason=ended.reason, comp=grade.comp)
 
@@ -382,6 +421,23 @@ class UnitRunner:
             )
         # No snapshot (Rejected) means the session was never seeded: nothing to put back.
         self.bus.ask(self.registry, RestoreSnapshot(label=tid), timeout=self.settings.ask_timeout)
+
+    def _session_rerun(self, task: LoadedTask, assistant: str, clock: float) -> tuple[SessionEnded, int]:
+        """The session, run again from its snapshot while the app backend died during it (at most
+        ``max_reruns`` times); its end and the number of reruns."""
+        tid = task.task.task_id
+        reruns = 0
+        while True:
+            ended = self._session(task, assistant, clock)
+            diff = self._ask(self.registry, GetStateDiff(since=tid), StateDiffData, "the state diff")
+            if diff.backend_restarts == 0:
+                return ended, reruns
+            if reruns >= self.settings.max_reruns:
+                raise EpisodeRunError(f"the app backend died during {tid} in each of its {reruns + 1} runs")
+            reruns += 1
+            log.warning("the app backend died during the session; running it again", unit=self.key,
+                        task=tid, rerun=reruns)  # fmt: skip
+            self._restart(tid)
 
     def _next_clock(self, task: LoadedTask, clock: float, *, first: bool) -> float:
         return opens_at(task.task, 0.0 if first else clock + SESSION_GAP_MINUTES)

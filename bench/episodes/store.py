@@ -60,6 +60,7 @@ def finished_line(
     clock: float,
     *,
     reflection: Mapping[str, Any] | None = None,
+    reruns: int = 0,
 ) -> dict[str, Any]:
     """The ``finished`` line of ``units/KEY.jsonl``; ``reflection``: the built-in assistant's
     end-of-session reflection (its usage and fallbacks, already counted in the session's
@@ -75,6 +76,9 @@ def finished_line(
     }
     if reflection is not None:
         line["reflection"] = dict(reflection)
+    if reruns:
+        # The app backend (AppWorld's process) died during the session this many times.
+        line["backend_reruns"] = reruns
     return line
 
 
@@ -188,9 +192,11 @@ class UnitRecord:
         clock: float,
         *,
         reflection: Mapping[str, Any] | None = None,
+        reruns: int = 0,
     ) -> None:
         self._append(self.trace_path, trace_lines(ended, grade))
-        self._append(self.path, [finished_line(task, ended, grade, clock, reflection=reflection)])
+        line = finished_line(task, ended, grade, clock, reflection=reflection, reruns=reruns)
+        self._append(self.path, [line])
 
 
 def trace_lines(ended: SessionEnded, grade: SessionGrade) -> list[dict[str, Any]]:

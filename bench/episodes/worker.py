@@ -28,7 +28,7 @@ from actors.bus import Bus, Transport
 from actors.runtime import HostConfig
 from bench.episodes.loader import LoadedEpisode, LoadedTask
 from bench.episodes.plan import Unit, parse_assistants
-from bench.episodes.runner import EpisodeHost, RunSettings, UnitRunner
+from bench.episodes.runner import EpisodeHost, EpisodeRunError, RunSettings, UnitRunner
 from bench.episodes.store import UnitRecord, finished_line, trace_lines
 from messages.episodes import (
     EPISODE_UNITS,
@@ -212,8 +212,9 @@ class PublishedUnitRecord(UnitRecord):
         clock: float,
         *,
         reflection: Mapping[str, Any] | None = None,
+        reruns: int = 0,
     ) -> None:
-        line = finished_line(task, ended, grade, clock, reflection=reflection)
+        line = finished_line(task, ended, grade, clock, reflection=reflection, reruns=reruns)
         self._add("finished", line, trace_lines(ended, grade))
 
     def end(self, kind: UnitEventKind, error: str = "") -> None:
@@ -229,7 +230,7 @@ class PublishedUnitRecord(UnitRecord):
 # ---------------------------------------------------------------- the worker's side
 
 
-def settings_of(msg: UnitSettings) -> RunSettings:
+def settings_of(msg: UnitSettings, appworld_home: str | None = None) -> RunSettings:
     return RunSettings(
         model=msg.model,
         judge_model=msg.judge_model,
@@ -238,6 +239,9 @@ def settings_of(msg: UnitSettings) -> RunSettings:
         ask_timeout=msg.ask_timeout,
         max_turns=msg.max_turns,
         max_tokens=msg.max_tokens,
+        apps=msg.apps,
+        shared_world=msg.shared_world,
+        appworld_home=appworld_home,
     )
 
 
@@ -249,9 +253,17 @@ class UnitService:
     """
 
     def __init__(
-        self, transport: Transport, *, cache_dir: Path | None = None, config: HostConfig | None = None
+        self,
+        transport: Transport,
+        *,
+        cache_dir: Path | None = None,
+        config: HostConfig | None = None,
+        appworld_home: str | None = None,
     ) -> None:
+        """``appworld_home``: where this worker's AppWorld is installed, for units that ask for
+        AppWorld's apps (None: the default place)."""
         self.transport = transport
+        self.appworld_home = appworld_home
         self.cache_dir = cache_dir
         self.config = config
         self._hosts: dict[tuple[str, RunSettings], EpisodeHost] = {}
@@ -275,7 +287,12 @@ class UnitService:
     def run(self, msg: RunUnit) -> None:
         """Run the unit to its end and publish ``done``, or ``failed`` with the reason. While the
         worker stops, an error is raised instead: the unit is left to another worker."""
-        eh = self._host(msg.namespace, settings_of(msg.settings))
+        try:
+            eh = self._host(msg.namespace, settings_of(msg.settings, self.appworld_home))
+        except EpisodeRunError as exc:  # e.g. AppWorld asked for and not installed on this worker
+            log.error("unit cannot run on this worker", unit=msg.unit, error=str(exc))
+            PublishedUnitRecord(Bus(self.transport, msg.namespace), msg).end("failed", str(exc))
+            return
         record = PublishedUnitRecord(eh.bus, msg)
         try:
             record.check_owner()

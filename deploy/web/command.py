@@ -10,6 +10,8 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from deploy import arguments
+
 if TYPE_CHECKING:
     from actors.bus import Bus
     from deploy.web.server import LiveView
@@ -45,28 +47,28 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--http-max-connections",
-        type=_positive_int,
+        type=arguments.positive_int,
         default=1024,
         metavar="N",
         help="live view: open connections at most; more are answered 503 (default: %(default)s)",
     )
     p.add_argument(
         "--http-max-requests",
-        type=_positive_int,
+        type=arguments.positive_int,
         default=16,
         metavar="N",
         help="live view: requests answered at once, one thread each; more: 503 (default: %(default)s)",
     )
     p.add_argument(
         "--http-max-streams",
-        type=_positive_int,
+        type=arguments.positive_int,
         default=32,
         metavar="N",
         help="live view: live event streams (open pages) at once; more: 503 (default: %(default)s)",
     )
     p.add_argument(
         "--http-idle-timeout",
-        type=_positive_float,
+        type=arguments.positive_seconds,
         default=10.0,
         metavar="SECONDS",
         help="live view: a connection that has not sent its whole request in this time is closed, and "
@@ -74,31 +76,11 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--operator-session",
-        type=_positive_int,
+        type=arguments.positive_int,
         default=8 * 3600,
         metavar="SECONDS",
         help="live view: the operator cookie expires after this long (default: %(default)s)",
     )
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
-    return value
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -78,6 +78,9 @@ class ToolSpec(Generic[A]):
     registry: RegistryName
     needs_memories: bool = False
     """Reads the asker's memories (a live registry fetches them from the agent's mind)."""
+    schema: JsonObject | None = field(default=None, repr=False)
+    """The arguments' JSON Schema when another program owns them (AppWorld's API docs); else the
+    schema of ``args_model``."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -89,6 +92,8 @@ class ToolSpec(Generic[A]):
         return self.aliases[0] if self.aliases else self.name.replace(".", "_")
 
     def parameters(self) -> JsonObject:
+        if self.schema is not None:
+            return json.loads(json.dumps(self.schema))  # type: ignore[no-any-return]
         # Building a JSON Schema is most of a cheap query's time: once per argument model.
         parsed: JsonObject = json.loads(_schema_json(self.args_model))
         return parsed

@@ -71,6 +71,9 @@ class AppError(Exception):
 
     def __init__(self, message: str | list[str]) -> None:
         self.message = message
+        self.state: EnvState | None = None
+        """The state the refused call left, when it changed it anyway (another program's app
+        that wrote before it failed); None: the call changed nothing."""
         super().__init__(message if isinstance(message, str) else " ".join(message))
 
 
@@ -375,6 +378,14 @@ class EpisodeTool(Generic[A]):
     run: RunFn[A] = field(repr=False)
     app: str | None = None
     """The app an app tool belongs to; None for the workspace and assistant tools."""
+    schema: JsonObject | None = field(default=None, repr=False)
+    """The arguments' JSON Schema when another program owns them and checks them (AppWorld's own
+    apps): the registry then passes the arguments as they came, as a dict, and lists this schema."""
+
+    @property
+    def validates(self) -> bool:
+        """Whether the registry checks the arguments against ``args_model`` before the run."""
+        return self.schema is None
 
     @property
     def api(self) -> str:
@@ -393,6 +404,7 @@ class EpisodeTool(Generic[A]):
             disclosure=0,
             private=False,
             registry="episode",
+            schema=self.schema,
         )
 
 

@@ -5,7 +5,8 @@ The order of a call is fixed, as in ``world.probes.registry``: resolve the name 
 decides which app tools are offered; workspace and assistant tools always are), apply the policy
 (a denied call is never validated nor run, only audited), validate the arguments, then run the
 tool on a private copy of the state. The new state is returned only when the run succeeded;
-otherwise the caller gets back the state it passed.
+otherwise the caller gets back the state it passed (unless the refusal says the call changed the
+state anyway, as AppWorld may: ``AppError.state``).
 
 An app tool's result is AppWorld's ``{"response": <json>}``, a refusal ``{"response": {"message":
 ...}}`` beside the error; a workspace or assistant tool's result is its own JSON object. A call to
@@ -16,7 +17,7 @@ result: nothing ran.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -59,21 +60,25 @@ def new_state(
     return merge_app_state(state, seed_apps) if seed_apps else state
 
 
-def canonical_tool_name(name: str) -> str | None:
-    """The published name of ``name``: ``amazon__place_order``, ``appworld_amazon__place_order``,
-    ``mcp_amazon__place_order`` and ``mcp_appworld_amazon__place_order`` all give the last one;
-    workspace and assistant tools are their own name. Case and surrounding blanks are ignored.
-    None when no tool has that name."""
+def _canonical(name: str, by_name: Mapping[str, EpisodeTool[Any]]) -> str | None:
     key = name.strip().lower()
-    tool = _BY_NAME.get(key)
+    tool = by_name.get(key)
     if tool is not None:
         return tool.name
     for prefix in ("", *_PREFIXES):
         if key.startswith(prefix):
             candidate = f"{APP_PREFIX}{key[len(prefix) :]}"
-            if candidate in _BY_NAME and "__" in candidate:
+            if candidate in by_name and "__" in candidate:
                 return candidate
     return None
+
+
+def canonical_tool_name(name: str) -> str | None:
+    """The published name of ``name`` among the built-in tools: ``amazon__place_order``,
+    ``appworld_amazon__place_order``, ``mcp_amazon__place_order`` and
+    ``mcp_appworld_amazon__place_order`` all give the last one; workspace and assistant tools are
+    their own name. Case and surrounding blanks are ignored. None when no tool has that name."""
+    return _canonical(name, _BY_NAME)
 
 
 def served(name: str) -> bool:
@@ -81,13 +86,15 @@ def served(name: str) -> bool:
     return canonical_tool_name(name) is not None
 
 
-def _offered_names(offered: Iterable[str] | None) -> frozenset[str] | None:
+def _offered_names(
+    offered: Iterable[str] | None, by_name: Mapping[str, EpisodeTool[Any]]
+) -> frozenset[str] | None:
     if offered is None:
         return None
     names = set()
     for name in offered:
         key = name.strip().lower()
-        canonical = canonical_tool_name(key)
+        canonical = _canonical(key, by_name)
         names.add(canonical or (f"{APP_PREFIX}{key.removeprefix(APP_PREFIX)}" if "__" in key else key))
     return frozenset(names)
 
@@ -99,12 +106,31 @@ class EpisodeTools:
 
     ``offered``: the app tools the episode offers (a persona's ``tools.yaml``, any accepted
     spelling); None offers every app tool we serve. Workspace and assistant tools are always
-    offered. ``unserved`` are the offered names our apps do not serve (AppWorld's alone)."""
+    offered. ``unserved`` are the offered names our apps do not serve (AppWorld's alone).
 
-    def __init__(self, policy: ProbePolicy | None = None, *, offered: Iterable[str] | None = None) -> None:
+    ``app_tools``: the apps' tools (None: our built-in apps; ``appworld_tools`` gives AppWorld's own,
+    forwarded to its service)."""
+
+    def __init__(
+        self,
+        policy: ProbePolicy | None = None,
+        *,
+        offered: Iterable[str] | None = None,
+        app_tools: Sequence[EpisodeTool[Any]] | None = None,
+    ) -> None:
         self.policy = policy or ALLOW_ALL
-        self.offered = _offered_names(offered)
+        self.builtin = app_tools is None
+        self.all_tools: tuple[EpisodeTool[Any], ...] = (
+            ALL_TOOLS if app_tools is None else (*WORKSPACE_TOOLS, *ASSISTANT_TOOLS, *app_tools)
+        )
+        self._by_name = _BY_NAME if app_tools is None else {t.name: t for t in self.all_tools}
+        self.apps = APPS if app_tools is None else tuple(sorted({t.app for t in app_tools if t.app}))
+        self.offered = _offered_names(offered, self._by_name)
         self._tool_lists: dict[ProbePolicy | None, ToolList] = {}
+
+    def canonical(self, name: str) -> str | None:
+        """The published name of ``name`` among this registry's tools (any accepted spelling)."""
+        return _canonical(name, self._by_name)
 
     # ---------------------------------------------------------------- describing
 
@@ -113,7 +139,7 @@ class EpisodeTools:
         return frozenset(t.name for t in self.tools())
 
     def tools(self) -> tuple[EpisodeTool[Any], ...]:
-        return tuple(t for t in ALL_TOOLS if self.offers(t))
+        return tuple(t for t in self.all_tools if self.offers(t))
 
     def offers(self, tool: EpisodeTool[Any]) -> bool:
         return tool.app is None or self.offered is None or tool.name in self.offered
@@ -121,14 +147,14 @@ class EpisodeTools:
     @property
     def unserved(self) -> tuple[str, ...]:
         """Offered names that no tool of ours serves, sorted."""
-        return tuple(sorted(n for n in self.offered or () if n not in _BY_NAME))
+        return tuple(sorted(n for n in self.offered or () if n not in self._by_name))
 
     def resolve(self, name: str) -> EpisodeTool[Any] | None:
         """The offered tool ``name`` names (any accepted spelling), else None."""
-        canonical = canonical_tool_name(name)
+        canonical = self.canonical(name)
         if canonical is None:
             return None
-        tool = _BY_NAME[canonical]
+        tool = self._by_name[canonical]
         return tool if self.offers(tool) else None
 
     def _policies(self, policy: ProbePolicy | None) -> list[ProbePolicy]:
@@ -166,17 +192,17 @@ class EpisodeTools:
     # ---------------------------------------------------------------- calling
 
     def _unknown(self, tool: str) -> str:
-        canonical = canonical_tool_name(tool)
+        canonical = self.canonical(tool)
         if canonical is not None:
             return f"no tool {tool!r} here: this episode does not offer it"
         key = tool.strip().lower()
         offered_app_names = [n for n in self.offered or () if n.startswith(APP_PREFIX)]
-        if any(key == n or key == n.removeprefix(APP_PREFIX) for n in offered_app_names):
+        if self.builtin and any(key == n or key == n.removeprefix(APP_PREFIX) for n in offered_app_names):
             return f"no tool {tool!r} here: AppWorld serves it, the built-in apps do not"
 
         choices = sorted(t.name for t in self.tools())
         close = difflib.get_close_matches(key, choices, n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(close)}?" if close else f"; apps: {', '.join(APPS)}"
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; apps: {', '.join(self.apps)}"
         return f"no tool {tool!r} here{hint}"
 
     def call(
@@ -207,6 +233,9 @@ class EpisodeTools:
             return self._refusal(spec, caller, tool, raw, "invalid_args", error), state
         if raw_error is not None:
             return self._refusal(spec, caller, tool, raw, "invalid_args", raw_error), state
+        if not spec.validates:
+            # The app's own program checks its arguments and answers with its own refusal.
+            return self._run(spec, caller, tool, raw, raw, state)
         try:
             model = spec.args_model.model_validate(raw)
         except ValidationError as exc:
@@ -214,11 +243,23 @@ class EpisodeTools:
             if spec.app is not None:
                 error = f"Validation error. Reason: {error}"
             return self._refusal(spec, caller, tool, raw, "invalid_args", error), state
+        return self._run(spec, caller, tool, raw, model, state)
+
+    def _run(  # noqa: PLR0917
+        self,
+        spec: EpisodeTool[Any],
+        caller: str,
+        tool: str,
+        raw: JsonObject,
+        args: Any,
+        state: EnvState,
+    ) -> tuple[ProbeOutcome, EnvState]:
         ctx = ToolContext(state=state.model_copy(deep=True), caller=caller)
         try:
-            value = plain_json(spec.run(ctx, model))
+            value = plain_json(spec.run(ctx, args))
         except AppError as exc:
-            return self._refusal(spec, caller, tool, raw, exc.status, str(exc), message=exc.message), state
+            outcome = self._refusal(spec, caller, tool, raw, exc.status, str(exc), message=exc.message)
+            return outcome, exc.state if exc.state is not None else state
         result: JsonObject = {"response": value} if spec.app is not None else value  # type: ignore[assignment,dict-item]
         return self._outcome(caller, spec.name, tool, raw, "ok", result=result), ctx.state
 

@@ -87,13 +87,20 @@ class EnvState(BaseModel):
 # ---------------------------------------------------------------- keys and ids
 
 
+def singular(collection: str) -> str:
+    """The English singular of a collection's name, as AppWorld's table names need it
+    (``cart_entries`` -> ``cart_entry``, ``addresses`` -> ``address``, ``notes`` -> ``note``)."""
+    if collection.endswith("ies"):
+        return f"{collection[:-3]}y"
+    if collection.endswith(("sses", "xes", "ches", "shes")):
+        return collection[:-2]
+    return collection[:-1] if collection.endswith("s") else collection
+
+
 def record_key(collection: str, records: Iterable[Any]) -> str | None:
     """The primary key field of ``collection``, or None when its records are not keyed records."""
     rows = list(records)
-    key = RECORD_KEYS.get(collection)
-    if key is None:
-        singular = collection[:-1] if collection.endswith("s") else collection
-        key = f"{singular}_id"
+    key = RECORD_KEYS.get(collection) or f"{singular(collection)}_id"
     if all(isinstance(r, dict) and key in r for r in rows):
         return key
     return None
