@@ -74,11 +74,12 @@ class AppWorldApps:
 
     def seed(self, seed: WorldSeed | None, holder: Holder) -> dict[str, Any]:
         """A new world from ``seed`` (None: an empty one, or AppWorld's data when installed with
-        it), through AppWorld's models; returns its tables. In the shared mode only the first seed
-        builds the world; later ones read it."""
+        it), through AppWorld's models; returns its tables. In the shared mode the first seed builds
+        the world and later ones are laid over it."""
         with self.lock:
             if self.shared_world and self._seeded_shared:
-                return self.service.state()
+                # Later personas join the one world (their ids must not clash with earlier ones').
+                return self.service.merge_seed(seed.model_dump(mode="json")) if seed else self.service.state()
             apps = self.service.seed(seed.model_dump(mode="json") if seed is not None else {})
             self._seeded_shared = True
             self._holder = holder

@@ -228,8 +228,11 @@ class AppWorldService:
 
     def merge(self, app_state: dict[str, Any]) -> dict[str, Any]:
         """A task's records (the seed format's ``apps``) added to the world; returns its dump."""
-        body = {"seed": {"apps": app_state}, "merge": True}
-        apps: dict[str, Any] = self._request("POST", "/seed", body)["apps"]
+        return self.merge_seed({"apps": app_state})
+
+    def merge_seed(self, seed: dict[str, Any]) -> dict[str, Any]:
+        """A seed's people and records laid over the world (records with the same id replaced)."""
+        apps: dict[str, Any] = self._request("POST", "/seed", {"seed": seed, "merge": True})["apps"]
         return apps
 
     def set_clock(self, now: str) -> None:

@@ -558,13 +558,15 @@ def check_references(prepared: list[Prepared], origins: Origins) -> None:
 
 
 def rebuild_search_text(apps: Iterable[str]) -> None:
-    """AppWorld's full-text index (``<table>_fts``) of every searchable table, as its saves write it."""
+    """AppWorld's full-text index (``<table>_fts``) of every searchable table, as its saves write it.
+
+    Every table's text is read through AppWorld's models before anything is written: a read
+    through the models rolls back what this connection has not committed yet."""
     for app in apps:
-        conn = connection(app)
+        texts: dict[str, list[tuple[int, str]]] = {}
         for table in TABLES[app].values():
             if not table.searchable:
                 continue
-            conn.execute(f'DELETE FROM "{table.name}_fts"')
             rows = []
             for record in table.model.all():
                 try:
@@ -572,7 +574,11 @@ def rebuild_search_text(apps: Iterable[str]) -> None:
                 except Exception as exc:  # noqa: BLE001 - any failure names the record
                     raise LoadError(f"{table.where(record.id)}: {exception_reason(exc)}") from None
                 rows.append((record.id, text))
-            conn.executemany(f'INSERT INTO "{table.name}_fts" (id, saved_search_text) VALUES (?, ?)', rows)
+            texts[table.name] = rows
+        conn = connection(app)
+        for name, rows in texts.items():
+            conn.execute(f'DELETE FROM "{name}_fts"')
+            conn.executemany(f'INSERT INTO "{name}_fts" (id, saved_search_text) VALUES (?, ?)', rows)
         conn.commit()
 
 

@@ -381,7 +381,7 @@ def _availability(name: str, persona: _Persona) -> str | None:
     if persona.offered is not None and bare not in persona.offered:
         return "the persona's tools.yaml does not offer it"
     if bare not in persona.served:
-        return "served by the appworld backend only: the built-in apps do not serve it"
+        return "not served by the built-in apps (--apps appworld serves AppWorld's APIs, if it has it)"
     return None
 
 
@@ -741,8 +741,8 @@ def _inspect(directory: Path, known_tools: Collection[str] | None) -> tuple[Load
                 issues.warning(
                     directory / TOOLS_FILE,
                     f"tool_names[{i}]",
-                    f"{name!r} is served by the appworld backend only: the built-in apps do not serve it,"
-                    " so a call to it is a failed call (unknown_tool)",
+                    f"{name!r} is not served by the built-in apps, so there a call to it is a failed call"
+                    " (unknown_tool); --apps appworld serves AppWorld's APIs, if it has it",
                 )
 
     reads: list[_TaskRead] = []

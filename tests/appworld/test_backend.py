@@ -7,20 +7,27 @@ conftest.py) behind our episode registry.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import signal
 import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from actors.appworld import AppWorldInstall
-from actors.bus import Bus, MemoryTransport
+from actors.appworld import AppWorldApps, AppWorldInstall, AppWorldService
+from actors.bus import Bus, MemoryTransport, Transport
+from actors.episodes import EpisodeRegistryActor
+from actors.runtime import Host
 from bench.episodes.command import BUNDLED, run_episodes
 from bench.episodes.loader import load_episode
-from messages.episodes import SeedWorkspace
+from messages import Message
+from messages.episodes import GetStateDiff, SeedWorkspace, StateDiffData
 from messages.probes import ListTools, ProbeCall, ProbeResult, ToolList
 from tests.conftest import auratown
 
@@ -59,6 +66,56 @@ def _finished(out: Path) -> list[dict[str, Any]]:
     return [x for x in lines if x.get("event") == "finished"]
 
 
+@contextmanager
+def registries(
+    install: AppWorldInstall,
+    specs: dict[str, dict[str, Any]],
+    *,
+    shared_world: bool = False,
+    transport: Transport | None = None,
+    namespace: str | None = None,
+) -> Iterator[Bus]:
+    """Episode registries on one AppWorld process (``specs``: address -> the actor's keywords),
+    each seeded for a session ``t1``; the bus to ask them on."""
+    bus = Bus(transport or MemoryTransport(), namespace or f"t-{uuid.uuid4().hex[:8]}")
+    with AppWorldService(install) as service:
+        apps = AppWorldApps(service, shared_world=shared_world)
+        host = Host(bus, name="t")
+        for address, keywords in specs.items():
+            host.spawn(lambda k=keywords: EpisodeRegistryActor(apps=apps, **k), address)  # type: ignore[misc]
+        host.start()
+        try:
+            yield bus
+        finally:
+            host.stop()
+            bus.close()
+
+
+def session(bus: Bus, address: str = "registry.u", task: str = "t1") -> None:
+    assert isinstance(bus.ask(address, SeedWorkspace(task_id=task, sim_time=0.0), timeout=60), Message)
+
+
+def call(bus: Bus, tool: str, address: str = "registry.u", **args: Any) -> ProbeResult:
+    reply = bus.ask(address, ProbeCall(registry="episode", tool=tool, args=args), timeout=60)
+    assert isinstance(reply, ProbeResult), reply
+    return reply
+
+
+def token_of(reply: ProbeResult) -> str:
+    assert reply.status == "ok", reply.error
+    return str(reply.result["response"]["access_token"])  # type: ignore[index,call-overload]
+
+
+def state_since(bus: Bus, since: str, address: str = "registry.u") -> StateDiffData:
+    diff = bus.ask(address, GetStateDiff(since=since), timeout=60)
+    assert isinstance(diff, StateDiffData), diff
+    return diff
+
+
+INES = load_episode(BUNDLED / "ines_calder")
+TOMAS = load_episode(BUNDLED / "tomas_ferreira")
+
+
 def test_the_oracle_completes_every_bundled_task_on_appworld(
     tmp_path: Path, appworld_install: AppWorldInstall
 ) -> None:
@@ -76,48 +133,21 @@ def test_the_oracle_completes_every_bundled_task_on_appworld(
 def test_the_registry_lists_appworld_s_own_schemas_for_the_offered_tools(
     appworld_install: AppWorldInstall,
 ) -> None:
-    from actors.appworld import AppWorldApps, AppWorldService
-    from actors.episodes import EpisodeRegistryActor
-    from actors.runtime import Host
+    spec = {"registry.u": {"seed": INES.seed, "offered": INES.offered}}
+    with registries(appworld_install, spec) as bus:
+        listed = bus.ask("registry.u", ListTools(registry="episode"), timeout=60)
+        assert isinstance(listed, ToolList)
+        offered = {f"mcp_appworld_{n}" for n in INES.offered or ()}
+        assert {n for n in listed.allowed if n.startswith("mcp_appworld_")} == offered
+        place = next(f["function"] for f in listed.functions if f["function"]["name"].endswith("place_order"))
+        assert set(place["parameters"]["required"]) == {"payment_card_id", "address_id", "access_token"}
 
-    episode = load_episode(BUNDLED / "ines_calder")
-    bus = Bus(MemoryTransport(), "t-appworld-tools")
-    with AppWorldService(appworld_install) as service:
-        apps = AppWorldApps(service)
-        host = Host(bus, name="t")
-        host.spawn(
-            lambda: EpisodeRegistryActor(seed=episode.seed, offered=episode.offered, apps=apps), "registry.u"
-        )
-        host.start()
-        try:
-            listed = bus.ask("registry.u", ListTools(registry="episode"), timeout=60)
-            assert isinstance(listed, ToolList)
-            names = set(listed.allowed)
-            offered = {f"mcp_appworld_{n}" for n in episode.offered or ()}
-            assert {n for n in names if n.startswith("mcp_appworld_")} == offered
-            place = next(
-                f["function"] for f in listed.functions if f["function"]["name"].endswith("place_order")
-            )
-            assert set(place["parameters"]["required"]) == {"payment_card_id", "address_id", "access_token"}
-
-            # A task's product id exists in AppWorld as the seed names it; AppWorld answers refusals.
-            bus.ask("registry.u", SeedWorkspace(task_id="t1", sim_time=0.0), timeout=60)
-            shown = bus.ask(
-                "registry.u",
-                ProbeCall(registry="episode", tool="amazon__show_product", args={"product_id": 4101}),
-                timeout=60,
-            )
-            assert isinstance(shown, ProbeResult) and shown.status == "ok"
-            assert shown.result["response"]["product_id"] == 4101  # type: ignore[index,call-overload]
-            bad = bus.ask(
-                "registry.u",
-                ProbeCall(registry="episode", tool="amazon__show_cart", args={"access_token": "forged"}),
-                timeout=60,
-            )
-            assert isinstance(bad, ProbeResult) and bad.status == "unauthorized"
-        finally:
-            host.stop()
-            bus.close()
+        # A task's product id exists in AppWorld as the seed names it; AppWorld answers refusals.
+        session(bus)
+        shown = call(bus, "amazon__show_product", product_id=4101)
+        assert shown.status == "ok"
+        assert shown.result["response"]["product_id"] == 4101  # type: ignore[index,call-overload]
+        assert call(bus, "amazon__show_cart", access_token="forged").status == "unauthorized"
 
 
 def test_a_session_whose_appworld_dies_is_run_again_from_its_snapshot(
@@ -126,8 +156,6 @@ def test_a_session_whose_appworld_dies_is_run_again_from_its_snapshot(
     """AppWorld's process is killed right after the run's first app call: the next app call finds
     it dead, the registry restarts it and puts the session's snapshot back, and the runner runs
     that session again; every task still completes, and the rerun is recorded."""
-    from actors.episodes.registry import EpisodeRegistryActor
-
     killed = threading.Event()
     original = EpisodeRegistryActor._call_appworld
 
@@ -173,38 +201,101 @@ def test_an_exception_inside_appworld_is_a_failed_call_and_what_it_wrote_is_kept
     """Without the Amazon notifier's mail account AppWorld raises after it charged the card: the
     assistant gets a refusal (``failed``), the registry keeps the world as AppWorld left it, and
     the next call is served."""
-    from actors.appworld import AppWorldApps, AppWorldService
-    from actors.episodes import EpisodeRegistryActor
-    from actors.runtime import Host
-    from messages.episodes import GetStateDiff, StateDiffData
+    assert INES.seed is not None
+    seed = INES.seed.model_copy(
+        update={"people": tuple(p for p in INES.seed.people if p.first_name != "Amazon")}
+    )
+    with registries(appworld_install, {"registry.u": {"seed": seed}}) as bus:
+        session(bus)
+        token = token_of(
+            call(bus, "amazon__login", username="ines@hollowoak.example", password="KraftBox!18")
+        )
+        assert call(bus, "amazon__add_product_to_cart", access_token=token, product_id=4101).status == "ok"
+        failed = call(bus, "amazon__place_order", access_token=token, payment_card_id=1, address_id=1)
+        assert failed.status == "failed"
+        assert failed.error is not None and failed.error.startswith("AppWorld failed:")
+        changes = state_since(bus, "t1").changes
+        assert any(c.path.startswith("apps.admin.payment_cards.") for c in changes)
+        assert call(bus, "amazon__show_product", product_id=4101).status == "ok"
 
-    seed = load_episode(BUNDLED / "ines_calder").seed
-    assert seed is not None
-    seed = seed.model_copy(update={"people": tuple(p for p in seed.people if p.first_name != "Amazon")})
-    bus = Bus(MemoryTransport(), "t-appworld-500")
-    with AppWorldService(appworld_install) as service:
-        apps = AppWorldApps(service)
-        host = Host(bus, name="t")
-        host.spawn(lambda: EpisodeRegistryActor(seed=seed, apps=apps), "registry.u")
-        host.start()
+
+@pytest.mark.redis
+def test_a_registry_restarted_with_a_new_appworld_process_has_its_world_back(
+    redis_url: str, namespace: str, appworld_install: AppWorldInstall
+) -> None:
+    """The registry's state lives in Redis with each acknowledged call; a new process (new
+    registry, new AppWorld) loads it into its AppWorld before the first call, so what the
+    assistant did before the crash is there."""
+    from actors.bus._redis import RedisTransport
+
+    login = {"username": "ines@hollowoak.example", "password": "KraftBox!18"}
+    for first in (True, False):
+        transport = RedisTransport(redis_url)
         try:
-            bus.ask("registry.u", SeedWorkspace(task_id="t1", sim_time=0.0), timeout=60)
-
-            def call(tool: str, **args: Any) -> ProbeResult:
-                reply = bus.ask("registry.u", ProbeCall(registry="episode", tool=tool, args=args), timeout=60)
-                assert isinstance(reply, ProbeResult)
-                return reply
-
-            login = call("amazon__login", username="ines@hollowoak.example", password="KraftBox!18")
-            token = login.result["response"]["access_token"]  # type: ignore[index,call-overload]
-            assert call("amazon__add_product_to_cart", access_token=token, product_id=4101).status == "ok"
-            failed = call("amazon__place_order", access_token=token, payment_card_id=1, address_id=1)
-            assert failed.status == "failed"
-            assert failed.error is not None and failed.error.startswith("AppWorld failed:")
-            diff = bus.ask("registry.u", GetStateDiff(since="t1"), timeout=60)
-            assert isinstance(diff, StateDiffData)
-            assert any(c.path.startswith("apps.admin.payment_cards.") for c in diff.changes)
-            assert call("amazon__show_product", product_id=4101).status == "ok"
+            with registries(
+                appworld_install,
+                {"registry.u": {"seed": INES.seed}},
+                transport=transport,
+                namespace=namespace,
+            ) as bus:
+                if first:
+                    session(bus)
+                token = token_of(call(bus, "amazon__login", **login))
+                if first:
+                    assert (
+                        call(bus, "amazon__add_product_to_cart", access_token=token, product_id=4103).status
+                        == "ok"
+                    )
+                else:
+                    cart = call(bus, "amazon__show_cart", access_token=token)
+                    items = cart.result["response"]["cart_items"]  # type: ignore[index,call-overload]
+                    assert [i["product_id"] for i in items] == [4103]
         finally:
-            host.stop()
-            bus.close()
+            transport.close()
+
+
+def test_an_mcp_client_lists_and_calls_appworlds_tools(appworld_install: AppWorldInstall) -> None:
+    """The MCP server serves whatever the registry lists: on this backend, AppWorld's own APIs."""
+    from mcp import Client
+
+    from actors.mcp import EpisodeMcpServer, HttpEndpoint
+
+    with registries(appworld_install, {"registry.u": {"seed": TOMAS.seed, "offered": TOMAS.offered}}) as bus:
+        session(bus)
+        http = HttpEndpoint(
+            EpisodeMcpServer(bus, registry="registry.u", caller="mcp", ask_timeout=30)
+        ).start()
+        try:
+
+            async def play() -> tuple[dict[str, Any], Any, Any]:
+                async with Client(http.url) as client:
+                    tools = {t.name: t for t in (await client.list_tools()).tools}
+                    login = {"username": "tomas@riversidespokes.example", "password": "Minutes-0304"}
+                    ok = await client.call_tool("simple_note__login", login)
+                    bad = await client.call_tool("simple_note__show_account", {"access_token": "forged"})
+                    return tools, ok, bad
+
+            tools, ok, bad = asyncio.run(play())
+        finally:
+            http.stop()
+    assert {"simple_note__login", "read_file"} <= set(tools)
+    assert tools["simple_note__login"].input_schema["required"] == ["username", "password"]
+    assert not ok.is_error and "access_token" in json.dumps(ok.structured_content)
+    assert bad.is_error
+
+
+def test_the_shared_world_is_one_world_for_every_unit(appworld_install: AppWorldInstall) -> None:
+    """pi-Bench's way: the first persona's seed builds the world, the next is laid over it, and
+    what one unit does the other sees."""
+    spec = {"registry.a": {"seed": INES.seed}, "registry.b": {"seed": TOMAS.seed}}
+    with registries(appworld_install, spec, shared_world=True) as bus:
+        session(bus, "registry.a")
+        login = {"username": "tomas@riversidespokes.example", "password": "Minutes-0304"}
+        # Tomas's account exists in the world registry.a works on: one world.
+        token = token_of(call(bus, "simple_note__login", "registry.a", **login))
+        note = {"access_token": token, "title": "made by unit a", "content": "x"}
+        assert call(bus, "simple_note__create_note", "registry.a", **note).status == "ok"
+        session(bus, "registry.b", "b1")
+        apps = state_since(bus, "", "registry.b").state["apps"]
+        assert "made by unit a" in [n["title"] for n in apps["simple_note"]["notes"]]  # type: ignore[index,call-overload]
+        assert 4101 in [p["product_id"] for p in apps["amazon"]["products"]]  # type: ignore[index,call-overload]

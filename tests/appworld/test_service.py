@@ -246,6 +246,20 @@ def test_a_read_only_call_is_not_changed_and_carries_no_state(service: Running) 
     assert login["changed"] is False
 
 
+def test_search_finds_seeded_records_after_a_seed_and_a_load(service: Running) -> None:
+    """AppWorld's full-text index is filled for every searchable table of a seeded or loaded world:
+    a search finds the person or product by name, first."""
+    for build in ("seed", "load"):
+        dump = service.seed(persona_seed("ines_calder"))
+        if build == "load":
+            service.client.put("/state", json={"apps": dump}).raise_for_status()
+        token = service.login("gmail", "ines@hollowoak.example", "OakCrumb-22")
+        found = service.call("gmail", "search_users", access_token=token, query="Noor Haddad")
+        assert [u["email"] for u in found["response"]][:1] == ["noor@cafelumen.example"], build
+        products = service.call("amazon", "search_products", query="bread bags")["response"]
+        assert [p["product_id"] for p in products][:1] == [4105], (build, products[:2])
+
+
 def test_unknown_apps_and_apis_answer_appworld_s_404(service: Running) -> None:
     assert service.call("amazon", "teleport") == {
         "status_code": 404,

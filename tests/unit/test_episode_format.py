@@ -638,16 +638,18 @@ def test_a_tool_only_appworld_serves_is_a_warning(tmp_path: Path) -> None:
     )
     issues = lint_episode(root, SERVED)
     listed = only_issue(issues, "objectives.tools[0].mcp_appworld_file_system__show_file", "warning")
-    assert listed.message.endswith("served by the appworld backend only: the built-in apps do not serve it")
+    assert listed.message.endswith(
+        "not served by the built-in apps (--apps appworld serves AppWorld's APIs, if it has it)"
+    )
     scored = only_issue(issues, "score", "warning")
-    assert "'amazon__initiate_return': served by the appworld backend only" in scored.message
+    assert "'amazon__initiate_return': not served by the built-in apps" in scored.message
     # tools.yaml itself names each offered tool the built-in apps do not serve.
     offered = [i for i in issues if i.file == str(root / "tools.yaml")]
     assert [(i.field, i.severity) for i in offered] == [
         ("tool_names[0]", "warning"),
         ("tool_names[1]", "warning"),
     ]
-    assert "'file_system__show_file' is served by the appworld backend only" in offered[0].message
+    assert "'file_system__show_file' is not served by the built-in apps" in offered[0].message
     assert [i for i in issues if i.severity == "error"] == []
     assert load_episode(root).offered == ("file_system__show_file", "amazon__initiate_return")
 
