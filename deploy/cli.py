@@ -100,11 +100,21 @@ def _bus_options(p: argparse.ArgumentParser, *, default_url: str | None) -> None
     )
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("auratown")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="auratown",
         description="AURA Town: an actor framework for situated and proactive LLM agents over Redis Streams.",
     )
+    parser.add_argument("--version", action="version", version=f"auratown {_version()}")
     parser.add_argument("--log-format", choices=["console", "json"], default=None, help="log rendering")
     parser.add_argument("--log-level", default="WARNING", help="log level (default: %(default)s)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

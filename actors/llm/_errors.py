@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any, Literal
 
 from actors.llm._stages import Stage
 
 ErrorReason = Literal[
+    "credentials",
     "timeout",
     "rate_limited",
     "http_error",
@@ -19,7 +21,8 @@ ErrorReason = Literal[
     "budget",
     "unavailable",
 ]
-"""``invalid_text``: a stage that expects prose got JSON (or code) instead; ``budget``: the stage
+"""``credentials``: the provider has no key (or refused it): retrying cannot help, so it fails at
+once; ``invalid_text``: a stage that expects prose got JSON (or code) instead; ``budget``: the stage
 or its unit of work ran out of time or requests (nothing more was sent); ``unavailable``: an
 earlier stage of the same unit found the model not answering at all (nothing was sent)."""
 
@@ -46,15 +49,46 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_NO_CREDENTIALS = re.compile(
+    r"missing (?:\w+ )?(?:credentials|api[ _]key)|no api key|api[ _]key (?:is )?(?:not set|missing|required)"
+    r"|set the `?\w*API_KEY",
+    re.IGNORECASE,
+)
+
+
+_NOISE = ("Provider List", "Give Feedback", "LiteLLM.Info")
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """The provider's message in one line: its first sentence-bearing lines, without litellm's
+    colour codes, tracebacks and help links."""
+    text = _ANSI.sub("", str(exc))
+    kept = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("Traceback"):
+            break  # what follows is litellm's traceback, not the provider's message
+        if line and not line.startswith(_NOISE):
+            kept.append(line)
+    message = " ".join(" ".join(kept).split())
+    return f"{type(exc).__name__}: {message}"[:limit]
+
+
 def classify(exc: BaseException) -> tuple[ErrorReason, bool, str]:
     """(reason, transient, detail) of an exception raised by ``litellm.completion``.
 
     Transient: timeouts, 429, 5xx and connection failures; they are retried. Any other 4xx is
-    the request's fault and retrying it would only spend money.
+    the request's fault and retrying it would only spend money. Missing or refused credentials
+    are never transient, whatever status litellm gives them (a missing OpenAI key is its 500, a
+    missing Gemini key a connection error).
     """
     openai: Any = importlib.import_module("openai")  # loaded with litellm; mypy need not analyse it
 
-    detail = f"{type(exc).__name__}: {exc}"[:500]
+    detail = one_line(exc)
+    status = getattr(exc, "status_code", None)
+    if status in (401, 403) or _NO_CREDENTIALS.search(str(exc)):
+        return "credentials", False, detail
     # litellm reports a refused connection as a 500 whose cause is the connection error: look
     # down the chain before trusting the status code.
     for link in _chain(exc):
@@ -62,7 +96,6 @@ def classify(exc: BaseException) -> tuple[ErrorReason, bool, str]:
             return "timeout", True, detail
         if isinstance(link, openai.APIConnectionError | ConnectionError):
             return "connection", True, detail
-    status = getattr(exc, "status_code", None)
     if status == 429:
         return "rate_limited", True, detail
     if status == 408:

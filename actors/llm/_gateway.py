@@ -236,9 +236,13 @@ class LLMGateway:
             attempts=first.attempts + second.attempts,
         )
 
-    def record_fallback(self, stage: Stage, actor: str, reason: str) -> None:
-        """A caller answered with an offline backend instead of the model: counted, never silent."""
-        log.warning("llm.fallback", stage=str(stage), actor=actor, reason=reason)
+    def record_fallback(self, stage: Stage, actor: str, reason: str, detail: str = "") -> None:
+        """A caller answered with an offline backend instead of the model: counted, never silent;
+        ``detail`` (the provider's message) is logged with it."""
+        if detail:
+            log.warning("llm.fallback", stage=str(stage), actor=actor, reason=reason, cause=detail)
+        else:
+            log.warning("llm.fallback", stage=str(stage), actor=actor, reason=reason)
         self.usage.add_fallback(stage, actor, reason)
 
     # -- model calls -------------------------------------------------------------------------

@@ -89,7 +89,7 @@ class MeteredCalls:
     def _fallback(self, stage: Stage, exc: LLMError) -> None:
         """The caller answers offline instead: counted on the gateway and on this unit, never silent."""
         self._failed_attempts += exc.attempts
-        if exc.reason in ("timeout", "connection") and self._unreachable is None:
+        if exc.reason in ("timeout", "connection", "credentials") and self._unreachable is None:
             self._unreachable = f"{exc.stage.value}: {exc.reason}"
-        self.gateway.record_fallback(stage, self.actor, exc.reason)
+        self.gateway.record_fallback(stage, self.actor, exc.reason, exc.detail)
         self._fallbacks.append(f"{stage.value}: {exc.reason}")

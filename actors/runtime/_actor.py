@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel
 
 from actors.bus import Bus, Outgoing
-from messages import Envelope, Message
+from messages import Envelope, Message, Ping, Pong
 
 H = TypeVar("H", bound=Callable[..., Any])
 S = TypeVar("S", bound=BaseModel)
@@ -137,6 +137,9 @@ class Actor:
             if name is not None:
                 result: Message | None = getattr(self, name)(ctx, message)
                 return result
+        if isinstance(message, Ping):
+            # Every actor answers the liveness probe (`auratown ping ADDRESS`) unless it handles it.
+            return Pong(seq=message.seq, body=message.body, responder=ctx.bus.process_id)
         raise UnhandledMessageError(f"{type(self).__name__} has no handler for {message.message_type}")
 
 

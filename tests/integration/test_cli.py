@@ -212,3 +212,11 @@ def test_ask_with_a_model_goes_through_the_gateway_and_reports_usage() -> None:
     assert answer["usage"]["model_calls"] == 4 and answer["usage"]["fallbacks"] == []
     assert answer["text"].startswith("Heads-up: Zhang Hao is not to be disturbed")
     assert "He is writing at home." in answer["text"]
+
+
+def test_version_names_the_installed_release() -> None:
+    from importlib.metadata import version
+
+    done = auratown("--version")
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"auratown {version('auratown')}"

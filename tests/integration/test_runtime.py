@@ -52,6 +52,14 @@ def test_ask_returns_the_reply(bus: Bus, host: Host) -> None:
     assert reply == Pong(seq=5, body="hi", responder=bus.process_id)
 
 
+def test_every_actor_answers_a_ping_without_a_handler_of_its_own(bus: Bus, host: Host) -> None:
+    host.spawn(Counter_, "counter")
+    host.start()
+    reply = bus.ask("counter", Ping(seq=7, body="alive?"), timeout=5)
+    assert reply == Pong(seq=7, body="alive?", responder=bus.process_id)
+    assert bus.transport.range(bus.keys.dead_letters) == []
+
+
 def test_ask_async_resolves_many_concurrent_requests(bus: Bus, host: Host) -> None:
     host.spawn(Echo, "echo")
     host.start()

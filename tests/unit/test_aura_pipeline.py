@@ -91,6 +91,21 @@ def test_where_is_lin_wei_answers_her_location_with_a_heads_up_that_she_is_busy(
     assert answer.budget == 3 and len(answer.trace) < answer.budget  # the budget is a ceiling
 
 
+@pytest.mark.parametrize("query", ["Where is Bob?", "Is Bob Smith free right now?", "who's Bob?"])
+def test_a_question_about_someone_the_town_does_not_have_says_so(cafe: ProbeScene, query: str) -> None:
+    answer, _ = run(cafe, query)
+    assert answer.text.startswith("There is no one called Bob")
+    assert "Lin Wei" in answer.text  # the people it does have
+
+
+@pytest.mark.parametrize(
+    "query", ["Is it raining?", "Where is Lin Wei?", "Is Tuesday market day?", "Is Mr Lin free?"]
+)
+def test_words_that_are_not_strangers_are_not_taken_for_them(cafe: ProbeScene, query: str) -> None:
+    answer, _ = run(cafe, query)
+    assert "There is no one called" not in answer.text
+
+
 def test_no_heads_up_when_the_subject_is_free(cafe: ProbeScene) -> None:
     free = cafe.model_copy(deep=True)
     private = free.agents["Lin Wei"].private

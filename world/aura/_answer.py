@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from messages.aura import IntentFrame, ProbeStep
-from world.aura._query import mentioned_agents
+from world.aura._query import mentioned_agents, unknown_people
 from world.aura._types import AnswerRequest, SceneView
 
 FREE = frozenset({"available", "free", "open_to_chat", "open", "idle", "relaxed"})
@@ -150,8 +150,16 @@ def compose_answer(request: AnswerRequest) -> str:
     if subject is None:
         named = mentioned_agents(request.query, view)
         subject = named[0] if named else None
+    strangers = unknown_people(request.query, view) if subject is None else ()
     if not request.packed_scene:
         parts.append("I cannot see the town from here, so I cannot say for sure.")
+    elif strangers:
+        known = view.known or tuple(a.name for a in view.agents)
+        parts.append(
+            f"There is no one called {' or '.join(strangers)} in this town. "
+            f"The people here are {', '.join(known)}."
+        )
+        return " ".join(p for p in parts if p)
     elif frame is not None and subject is None and is_group(frame):
         parts.append(_group_answer(view, frame, trace))
     elif subject is not None:

@@ -164,6 +164,36 @@ def holder_of(query: str, people: Sequence[str], view: SceneView) -> str | None:
     return None
 
 
+_NAME_AFTER = re.compile(
+    r"\b(?i:where(?:'s| is| was)|who(?:'s| is)|is|was|about|with|find|see|ask|tell|meet|how(?:'s| is))\s+"
+    r"([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b"
+)
+_NOT_NAMES = frozenset(
+    {
+        "I", "Im", "It", "The", "A", "An", "This", "That", "There", "Here", "Today", "Tonight",
+        "Tomorrow", "Now", "Anyone", "Anybody", "Someone", "Somebody", "Everyone", "Everybody",
+        "Nobody", "He", "She", "They", "We", "You", "My", "Your", "Our", "Their", "His", "Her",
+        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January",
+        "February", "March", "April", "May", "June", "July", "August", "September", "October",
+        "November", "December", "Mr", "Mrs", "Ms", "Dr", "Miss", "Mister", "Doctor", "Professor",
+    }
+)  # fmt: skip
+
+
+def unknown_people(query: str, view: SceneView) -> tuple[str, ...]:
+    """Names the query asks about that are no one in the town and no place ("Where is Bob?")."""
+    known = view.known or tuple(a.name for a in view.agents)
+    words = {w.lower() for name in (*known, *view.locations) for w in re.findall(r"[A-Za-z]+", name)}
+    found = []
+    for match in _NAME_AFTER.finditer(query):
+        name = match.group(1)
+        parts = name.split()
+        if parts[0] in _NOT_NAMES or any(w.lower() in words for w in parts):
+            continue
+        found.append(name)
+    return tuple(dict.fromkeys(found))
+
+
 def parse_query(query: str, view: SceneView) -> QueryParse:
     people = tuple(mentioned_agents(query, view))
     # Possessives of places ("Chen Mei's Home") name a place, not only a person.
