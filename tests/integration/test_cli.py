@@ -220,3 +220,19 @@ def test_version_names_the_installed_release() -> None:
     done = auratown("--version")
     assert done.returncode == 0
     assert done.stdout.strip() == f"auratown {version('auratown')}"
+
+
+def test_the_library_logs_nothing_unless_the_application_configures_logging() -> None:
+    program = (
+        "import logging, structlog, actors\n"
+        "structlog.get_logger('auratown.test').warning('hidden', message='a reserved key')\n"
+        "print('quiet')\n"
+        "logging.basicConfig(level=logging.INFO)\n"
+        "structlog.get_logger('auratown.test').warning('shown')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "quiet\n"
+    assert "hidden" not in done.stderr and '"event": "shown"' in done.stderr

@@ -121,7 +121,7 @@ def test_permanent_errors_and_unhandled_types_are_dead_lettered_at_once(bus: Bus
     host.spawn(FlakyActor, "flaky")
     host.start()
     bus.tell("flaky", Work(seq=1))
-    bus.tell("flaky", Ping(seq=2))
+    bus.tell("flaky", GetTotal())  # a type it has no handler for
     dls = wait_until(lambda: len(bus.dead_letters()) == 2 and bus.dead_letters(), what="two dead letters")
     assert sorted((d.reason, d.attempts) for d in dls) == [("rejected", 1), ("unhandled_type", 1)]
 
