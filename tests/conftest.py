@@ -6,6 +6,7 @@ suite is hermetic: it never touches a Redis the machine may run on the default p
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -30,6 +31,36 @@ from actors.bus.local_server import LocalRedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
+
+# The AURA paper's released data (external, never copied into the repository): tests that read it
+# carry ``@pytest.mark.aura_release``. Without it they skip with how to get it, except under CI, where
+# a missing release is a failure: CI must run them.
+AURA_RELEASE = Path(os.environ.get("AURATOWN_AURA_DATA") or ROOT.parent / "shared" / "data" / "aura")
+AURA_RELEASE_MISSING = (
+    f"needs the AURA release's data, not found at {AURA_RELEASE} (../shared/data/aura, or set "
+    "AURATOWN_AURA_DATA): see ../shared/data/aura/SOURCE.md / the AURA paper's repository, "
+    "github.com/innovation64/AURA (paper_supplementary/benchmarks, town_simulator/assets, results)"
+)
+
+
+def aura_release_json(name: str) -> Any:
+    """A file of the AURA release, parsed afresh (a test may change its copy): only for tests marked
+    ``aura_release``, whose setup has already skipped (or failed, under CI) when it is absent."""
+    return json.loads((AURA_RELEASE / name).read_text(encoding="utf-8"))
+
+
+def _on_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"true", "1"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before any fixture of a marked test runs (a module fixture may read the release)."""
+    if item.get_closest_marker("aura_release") is None or AURA_RELEASE.is_dir():
+        return
+    if _on_ci():
+        pytest.fail(AURA_RELEASE_MISSING, pytrace=False)
+    pytest.skip(AURA_RELEASE_MISSING)
 
 
 def auratown(

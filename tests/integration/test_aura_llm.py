@@ -3,7 +3,6 @@ OpenAI-compatible stub: parsed, repaired, or fallen back visibly; never a crash.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +15,15 @@ from actors.llm import DiskCache, GatewayConfig, LLMGateway
 from actors.llm._gateway import DEADLINE_GRACE
 from messages.aura import AnswerData
 from messages.probes import ProbeScene
-from tests.conftest import ROOT
+from tests.conftest import aura_release_json
 from tests.support.openai_stub import OpenAIStub, always, hang, http_error, json_reply, ok
 from world.aura import RegistryProbes, answer_query, scene_view
 from world.probes import agent_state_registry, scene_from_aura_v2
 
-pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
+pytestmark = [
+    pytest.mark.aura_release,  # every test asks about the release's cafe scene
+    pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning"),
+]
 
 QUERY = "Where's Lin Wei?"
 FRAME = {
@@ -45,9 +47,7 @@ def stub() -> Iterator[OpenAIStub]:
 
 @pytest.fixture(scope="module")
 def cafe() -> ProbeScene:
-    data: dict[str, Any] = json.loads(
-        (ROOT.parent / "shared" / "data" / "aura" / "implicit_intent_queries_v2_AB.json").read_text()
-    )
+    data: dict[str, Any] = aura_release_json("implicit_intent_queries_v2_AB.json")
     return scene_from_aura_v2(data["scenes"]["A_cafe_morning"], scene_id="A")
 
 

@@ -11,23 +11,23 @@ import pytest
 from actors.bus.local_server import LocalRedisServer
 from bench import aura
 from bench._harness import Children, write_json
-from tests.conftest import ROOT
+from tests.conftest import AURA_RELEASE
 
 pytestmark = [
     pytest.mark.redis,
     pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning"),
 ]
 
-DATA = ROOT.parent / "shared" / "data" / "aura"
 PER_SET = 3
 CONDITIONS = ["literal", "react", "aura_intent"]
 
 
 @pytest.fixture(scope="module")
 def workload() -> aura.Workload:
-    return aura.load_workload(DATA, per_set=PER_SET)
+    return aura.load_workload(AURA_RELEASE, per_set=PER_SET)
 
 
+@pytest.mark.aura_release
 def test_the_workload_reads_both_query_sets_by_path(workload: aura.Workload) -> None:
     assert [len(workload.of(s)) for s in aura.SETS] == [PER_SET, PER_SET]
     v2, factual = workload.of("implicit_v2"), workload.of("factual")
@@ -44,6 +44,7 @@ def test_missing_data_fails_with_a_clear_message(tmp_path: Path) -> None:
         aura.load_workload(tmp_path)
 
 
+@pytest.mark.aura_release
 def test_embedded_latency_bus_latency_tokens_and_the_report(
     workload: aura.Workload, redis_server: LocalRedisServer, tmp_path: Path
 ) -> None:

@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from actors.bus import Bus
 from actors.bus._redis import RedisTransport
-from tests.conftest import ROOT, auratown, wait_until
+from tests.conftest import AURA_RELEASE, ROOT, auratown, wait_until
 from tests.support.openai_stub import OpenAIStub, json_reply, ok
 
 
@@ -117,8 +119,9 @@ def test_run_lives_a_day_of_the_embedded_town_in_one_process() -> None:
     }
 
 
+@pytest.mark.aura_release
 def test_run_reads_the_aura_release_map_unchanged() -> None:
-    aura_map = ROOT.parent / "shared" / "data" / "aura" / "town_map.json"
+    aura_map = AURA_RELEASE / "town_map.json"
     result = auratown("run", "--ticks", "2", "--town", str(aura_map))
     assert result.returncode == 0, result.stderr
     assert "Lin Wei" in result.stdout

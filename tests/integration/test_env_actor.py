@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import pytest
 
 from actors.bus import Bus
 from actors.roles.registry import AUDIT_TOPIC
@@ -11,14 +12,12 @@ from actors.town import embedded_town
 from messages.aura import AnswerData, AskQuery
 from messages.probes import AuditRecord
 from messages.town import GetMindState, MindStateData, Rejected
-from tests.conftest import ROOT
+from tests.conftest import aura_release_json
 from tests.integration.test_town_actors import running_town
 from tests.support.topics import topic_messages
 from world import AgentMindState, Town
 from world.aura import OfflineBackend, RegistryProbes, answer_query, scene_view
 from world.probes import agent_state_registry, scene_from_aura_v2, scene_from_town
-
-DATA = ROOT.parent / "shared" / "data" / "aura"
 
 
 def audits(bus: Bus) -> list[AuditRecord]:
@@ -52,8 +51,9 @@ def test_env_answers_from_the_live_town_like_the_pure_pipeline(bus: Bus) -> None
     assert all(r.caller == "env:Lin Wei" for r in records)
 
 
+@pytest.mark.aura_release
 def test_env_answers_on_a_fixed_scene_and_the_registry_audits_every_probe(bus: Bus) -> None:
-    data: dict[str, Any] = json.loads((DATA / "implicit_intent_queries_v2_AB.json").read_text())
+    data: dict[str, Any] = aura_release_json("implicit_intent_queries_v2_AB.json")
     scene = scene_from_aura_v2(data["scenes"]["B_library_afternoon"], scene_id="B")
     with running_town(bus, seed=0) as _:
         reply = bus.ask(

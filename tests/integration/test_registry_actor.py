@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,18 +25,18 @@ from messages.probes import (
     ToolList,
 )
 from messages.town import Rejected
-from tests.conftest import ROOT, wait_until
+from tests.conftest import aura_release_json, wait_until
 from tests.support.topics import topic_messages
 from world import Town
 from world.probes import ProbeRegistry, ProbeScene, ToolSpec, agent_state_registry, scene_from_aura_v2
 
-V2 = json.loads(
-    (ROOT.parent / "shared" / "data" / "aura" / "implicit_intent_queries_v2_AB.json").read_text(
-        encoding="utf-8"
-    )
-)
-SCENE_A = scene_from_aura_v2(V2["scenes"]["A_cafe_morning"], scene_id="A_cafe_morning")
 TOWN_ROLES = ("clock", "world", "agents")
+
+
+def scene_a() -> ProbeScene:
+    """The release's v2 scene A (its tests are marked ``aura_release``)."""
+    v2 = aura_release_json("implicit_intent_queries_v2_AB.json")
+    return scene_from_aura_v2(v2["scenes"]["A_cafe_morning"], scene_id="A_cafe_morning")
 
 
 @contextmanager
@@ -81,6 +80,7 @@ def spied_registry() -> tuple[ProbeRegistry, list[str]]:
     return ProbeRegistry("agent_state", [wrap(s) for s in base.specs()]), ran
 
 
+@pytest.mark.aura_release
 def test_a_call_with_an_inline_scene_is_answered_and_audited(bus: Bus) -> None:
     with hosted(bus, RegistryActor()):
         out = probe(
@@ -89,7 +89,7 @@ def test_a_call_with_an_inline_scene_is_answered_and_audited(bus: Bus) -> None:
             args={"agent_name": "Lin Wei"},
             caller="env:Zhang Hao",
             registry="agent_state",
-            scene=SCENE_A,
+            scene=scene_a(),
         )
         assert out.status == "ok" and out.tool == "agent.private_state"
         assert out.result == {
@@ -98,7 +98,7 @@ def test_a_call_with_an_inline_scene_is_answered_and_audited(bus: Bus) -> None:
             "emotional_state": "cheerful",
             "unspoken_goal": "hosting a small poetry reading tonight",
         }
-        env_out = probe(bus, tool="world.location", caller="env", asker="Chen Mei", scene=SCENE_A)
+        env_out = probe(bus, tool="world.location", caller="env", asker="Chen Mei", scene=scene_a())
         assert env_out.result is not None and env_out.result["location"] == "Sunrise Cafe"
         listed = bus.ask(REGISTRY, ListTools(registry="environment"), timeout=20)
         assert isinstance(listed, ToolList) and len(listed.allowed) == 8
@@ -139,6 +139,7 @@ def test_a_call_without_a_scene_reads_the_live_town(bus: Bus) -> None:
         assert isinstance(refused, Rejected) and "Nobody" in refused.reason
 
 
+@pytest.mark.aura_release
 def test_a_denied_call_is_audited_and_never_executed(bus: Bus) -> None:
     reg, ran = spied_registry()
     policy = ProbePolicy(deny=("agent.private_state",))
@@ -159,7 +160,7 @@ def test_a_denied_call_is_audited_and_never_executed(bus: Bus) -> None:
             tool="agent.belief_about",
             args={"believer": "Lin Wei", "target": "Zhang Hao"},
             registry="agent_state",
-            scene=SCENE_A,
+            scene=scene_a(),
             policy=ProbePolicy(deny=("get_agent_belief_about",)),
         )
         assert forbidden.status == "denied"
@@ -168,7 +169,7 @@ def test_a_denied_call_is_audited_and_never_executed(bus: Bus) -> None:
             bus,
             tool="agent.all",
             registry="agent_state",
-            scene=SCENE_A,
+            scene=scene_a(),
             policy=ProbePolicy(deny=("*belief*",)),
         )
         assert allowed.status == "ok" and ran == ["agent.all"]

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, auratown
+from tests.conftest import AURA_RELEASE, auratown
 from tests.support.openai_stub import OpenAIStub, json_reply
-
-DATA = ROOT.parent / "shared" / "data" / "aura"
 
 
 def test_a_bundled_suite_runs_offline_reports_and_resumes(tmp_path: Path) -> None:
@@ -46,6 +44,7 @@ def test_a_bundled_suite_runs_offline_reports_and_resumes(tmp_path: Path) -> Non
     assert report.returncode == 0 and (out / "report.md").read_text().strip() == report.stdout.strip()
 
 
+@pytest.mark.aura_release
 def test_the_release_suites_run_from_their_directory(tmp_path: Path) -> None:
     for suite, n in (("implicit-v1", 25), ("implicit-v2", 50)):
         out = tmp_path / suite
@@ -55,7 +54,7 @@ def test_the_release_suites_run_from_their_directory(tmp_path: Path) -> None:
             "--suite",
             suite,
             "--data",
-            str(DATA),
+            str(AURA_RELEASE),
             "--seeds",
             "42",
             "--conditions",

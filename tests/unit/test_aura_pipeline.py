@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +9,7 @@ import pytest
 from actors.town import embedded_town
 from messages.aura import CONDITIONS, DIAGNOSTIC_CONDITIONS, GoldLabels, IntentFrame
 from messages.probes import ProbePolicy, ProbeScene
-from tests.conftest import ROOT
+from tests.conftest import aura_release_json
 from world import Town
 from world.aura import (
     OfflineBackend,
@@ -25,12 +23,11 @@ from world.aura import (
 )
 from world.probes import agent_state_registry, environment_registry, scene_from_aura_v2, scene_from_town
 
-DATA = ROOT.parent / "shared" / "data" / "aura"
 USER = "the user"
 
 
 def v2() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((DATA / "implicit_intent_queries_v2_AB.json").read_text())
+    data: dict[str, Any] = aura_release_json("implicit_intent_queries_v2_AB.json")
     return data
 
 
@@ -79,6 +76,7 @@ def test_the_gap_sets_a_budget_ceiling_truncated_by_max_steps(
     assert budget_for_gap(gap, max_steps) == budget
 
 
+@pytest.mark.aura_release
 def test_where_is_lin_wei_answers_her_location_with_a_heads_up_that_she_is_busy(cafe: ProbeScene) -> None:
     answer, _ = run(cafe, "Where's Lin Wei?")
     assert (
@@ -91,6 +89,7 @@ def test_where_is_lin_wei_answers_her_location_with_a_heads_up_that_she_is_busy(
     assert answer.budget == 3 and len(answer.trace) < answer.budget  # the budget is a ceiling
 
 
+@pytest.mark.aura_release
 @pytest.mark.parametrize("query", ["Where is Bob?", "Is Bob Smith free right now?", "who's Bob?"])
 def test_a_question_about_someone_the_town_does_not_have_says_so(cafe: ProbeScene, query: str) -> None:
     answer, _ = run(cafe, query)
@@ -98,6 +97,7 @@ def test_a_question_about_someone_the_town_does_not_have_says_so(cafe: ProbeScen
     assert "Lin Wei" in answer.text  # the people it does have
 
 
+@pytest.mark.aura_release
 @pytest.mark.parametrize(
     "query", ["Is it raining?", "Where is Lin Wei?", "Is Tuesday market day?", "Is Mr Lin free?"]
 )
@@ -106,6 +106,7 @@ def test_words_that_are_not_strangers_are_not_taken_for_them(cafe: ProbeScene, q
     assert "There is no one called" not in answer.text
 
 
+@pytest.mark.aura_release
 def test_no_heads_up_when_the_subject_is_free(cafe: ProbeScene) -> None:
     free = cafe.model_copy(deep=True)
     private = free.agents["Lin Wei"].private
@@ -119,18 +120,21 @@ def test_no_heads_up_when_the_subject_is_free(cafe: ProbeScene) -> None:
     assert "Sunrise Cafe" in answer.text and not answer.alerts and "Heads-up" not in answer.text
 
 
+@pytest.mark.aura_release
 def test_the_literal_condition_answers_from_the_scene_alone(cafe: ProbeScene) -> None:
     answer, probes = run(cafe, "Where's Lin Wei?", "literal")
     assert "Sunrise Cafe" in answer.text and not answer.trace and not probes.outcomes
     assert "busy" not in answer.text  # private state is never in the scene
 
 
+@pytest.mark.aura_release
 def test_a_denied_tool_is_never_executed_and_the_planner_never_sees_it(cafe: ProbeScene) -> None:
     answer, probes = run(cafe, "Where's Lin Wei?", policy=ProbePolicy(deny=("agent.private_*",)))
     assert all(o.tool != "agent.private_state" for o in probes.outcomes)
     assert "busy" not in answer.text and not answer.alerts
 
 
+@pytest.mark.aura_release
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_every_condition_answers_and_only_diagnostics_read_gold(cafe: ProbeScene, condition: str) -> None:
     query = "Is now a good time to invite Lin Wei for coffee?"
@@ -149,6 +153,7 @@ def test_every_condition_answers_and_only_diagnostics_read_gold(cafe: ProbeScene
         assert with_gold.model_dump() == without.model_dump()  # the gold labels changed nothing
 
 
+@pytest.mark.aura_release
 def test_oracle_intent_uses_the_gold_tools(cafe: ProbeScene) -> None:
     gold = GoldLabels(
         implicit_need="Does Zhang Hao think Chen Mei is free?", required_tools=("get_agent_belief_about",)
@@ -159,6 +164,7 @@ def test_oracle_intent_uses_the_gold_tools(cafe: ProbeScene) -> None:
     assert [s.tool for s in answer.trace][:1] == ["agent.belief_about"]
 
 
+@pytest.mark.aura_release
 def test_a_second_order_question_is_answered_by_the_belief_not_the_truth(cafe: ProbeScene) -> None:
     # Zhang Hao believes Chen Mei is available (she is do_not_disturb): the belief is the answer,
     # and reading her private state would disclose what was never asked (the paper's rule).
@@ -169,16 +175,19 @@ def test_a_second_order_question_is_answered_by_the_belief_not_the_truth(cafe: P
     assert "disturb" not in answer.text and not answer.alerts
 
 
+@pytest.mark.aura_release
 def test_fixed_probe_calls_every_tool_it_can_fill(cafe: ProbeScene) -> None:
     _, probes = run(cafe, "Where's Lin Wei?", "fixed_probe")
     assert {o.tool for o in probes.outcomes} >= {"agent.private_state", "agent.all"}
 
 
+@pytest.mark.aura_release
 def test_aura_no_probe_infers_a_frame_but_calls_nothing(cafe: ProbeScene) -> None:
     answer, probes = run(cafe, "Where's Lin Wei?", "aura_no_probe")
     assert answer.frame is not None and answer.budget == 0 and not probes.outcomes
 
 
+@pytest.mark.aura_release
 def test_an_unknown_condition_is_refused(cafe: ProbeScene) -> None:
     with pytest.raises(UnknownConditionError, match="unknown condition 'magic'"):
         run(cafe, "Where's Lin Wei?", "magic")
@@ -217,6 +226,7 @@ def test_the_environment_registry_answers_factual_questions() -> None:
     assert answer.frame is not None and answer.frame.gap < 0.2 and answer.budget == 0
 
 
+@pytest.mark.aura_release
 def test_the_few_shot_examples_are_not_benchmark_queries() -> None:
     from actors.aura._prompts import FEW_SHOT
 
@@ -227,7 +237,7 @@ def test_the_few_shot_examples_are_not_benchmark_queries() -> None:
         "implicit_intent_queries.json",
         "implicit_intent_queries_v2_AB.json",
     ):
-        data = json.loads(Path(DATA / name).read_text())
+        data = aura_release_json(name)
         queries |= {q["query"].strip().lower() for q in data["queries"]}
     assert len(queries) > 100
     for example in FEW_SHOT:

@@ -4,7 +4,6 @@ backend parses."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -12,11 +11,12 @@ import pytest
 from actors.aura import _prompts as prompts
 from actors.aura._llm_backend import CritiqueOut, IntentOut, PlanListOut, PlanOut
 from messages.aura import IntentFrame, ProbeStep
-from tests.conftest import ROOT
+from tests.conftest import aura_release_json
 from world.aura import AnswerRequest, PlanRequest, RegistryProbes, SceneView, ToolInfo, scene_view, summarise
 from world.probes import agent_state_registry, scene_from_aura_v2
 
-DATA = ROOT.parent / "shared" / "data" / "aura"
+pytestmark = pytest.mark.aura_release  # every test reads the release's cafe scene
+
 QUERY = "Where's Lin Wei?"
 FRAME = IntentFrame(
     literal_need="Lin Wei's location",
@@ -38,7 +38,7 @@ STEP = ProbeStep(
 
 @pytest.fixture(scope="module")
 def cafe() -> tuple[SceneView, list[ToolInfo]]:
-    data: dict[str, Any] = json.loads((DATA / "implicit_intent_queries_v2_AB.json").read_text())
+    data: dict[str, Any] = aura_release_json("implicit_intent_queries_v2_AB.json")
     scene = scene_from_aura_v2(data["scenes"]["A_cafe_morning"], scene_id="A")
     tools = RegistryProbes(agent_state_registry(), scene, "env:the user").tools()
     return scene_view(scene, "the user", QUERY), tools

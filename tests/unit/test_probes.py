@@ -16,7 +16,7 @@ from actors.town import embedded_town
 from messages import decode, encode
 from messages.probes import ProbeCall, ProbeResult, ToolList, ToolSpecData
 from messages.town import InjectEvent
-from tests.conftest import ROOT
+from tests.conftest import aura_release_json
 from world import Town
 from world.minds import day_plan
 from world.probes import (
@@ -36,9 +36,6 @@ from world.probes import (
     scene_from_town,
     scene_time,
 )
-
-AURA = ROOT.parent / "shared" / "data" / "aura"
-V2 = json.loads((AURA / "implicit_intent_queries_v2_AB.json").read_text(encoding="utf-8"))
 
 ENV_NAMES = {
     "world.time": "get_time",
@@ -60,8 +57,13 @@ AGENT_NAMES = {
 PRIVATE_KEYS = {"availability", "emotional_state", "unspoken_goal", "rule", "private", "beliefs", "belief"}
 
 
+def v2() -> Any:
+    """The release's implicit-intent v2 set (tests that read it are marked ``aura_release``)."""
+    return aura_release_json("implicit_intent_queries_v2_AB.json")
+
+
 def v2_scene(scene_id: str = "A_cafe_morning", asker: str | None = None) -> ProbeScene:
-    return scene_from_aura_v2(V2["scenes"][scene_id], scene_id=scene_id, asker=asker)
+    return scene_from_aura_v2(v2()["scenes"][scene_id], scene_id=scene_id, asker=asker)
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +85,7 @@ def live(town: Town) -> ProbeScene:
 # ---------------------------------------------------------------- scenes
 
 
+@pytest.mark.aura_release
 def test_a_v2_scene_keeps_public_private_and_beliefs_apart() -> None:
     a = v2_scene()
     assert (a.time, a.day, a.source) == ("10:15", 0, "aura_v2:A_cafe_morning")
@@ -99,8 +102,9 @@ def test_a_v2_scene_keeps_public_private_and_beliefs_apart() -> None:
     assert v2_scene("B_library_afternoon").time == "14:30"
 
 
+@pytest.mark.aura_release
 def test_a_v2_scene_can_take_its_places_from_a_town_map() -> None:
-    scene = scene_from_aura_v2(V2["scenes"]["A_cafe_morning"], definition=embedded_town())
+    scene = scene_from_aura_v2(v2()["scenes"]["A_cafe_morning"], definition=embedded_town())
     cafe = scene.locations["Sunrise Cafe"]
     assert (cafe.type, cafe.open_now) == ("cafe", True)
     assert len(scene.locations) == len(embedded_town().locations)
@@ -119,8 +123,9 @@ def test_scene_time_reads_12_and_24_hour_clocks(text: str, hhmm: str) -> None:
     assert scene_time(text) == hhmm
 
 
+@pytest.mark.aura_release
 def test_bad_v2_scenes_are_refused_with_a_reason() -> None:
-    base = V2["scenes"]["A_cafe_morning"]
+    base = v2()["scenes"]["A_cafe_morning"]
     with pytest.raises(SceneError, match="no 'private_state'"):
         scene_from_aura_v2({k: v for k, v in base.items() if k != "private_state"})
     with pytest.raises(SceneError, match="no time"):
@@ -189,18 +194,20 @@ def test_release_names_resolve_to_the_paper_names(reg: Any, alias: str, canonica
     assert r.resolve(canonical) is spec and r.resolve(f"  {canonical.upper()} ") is spec
 
 
+@pytest.mark.aura_release
 def test_every_tool_name_in_the_benchmark_files_is_known() -> None:
     names: set[str] = set()
-    for q in V2["queries"]:
+    for q in v2()["queries"]:
         names.update(q["gold_required_tools"], q["forbidden_tools"])
     assert all(agent_state_registry().resolve(n) for n in names), names
-    privacy = json.loads((AURA / "privacy_distractor_queries.json").read_text(encoding="utf-8"))
+    privacy = aura_release_json("privacy_distractor_queries.json")
     factual = set(privacy["moderate_default_forbidden"])
     for q in privacy["queries"]:
         factual.update(q["allowed_tools"], q["forbidden_tools"])
     assert all(environment_registry().resolve(n) for n in factual), factual
 
 
+@pytest.mark.aura_release
 def test_calling_by_alias_or_by_paper_name_gives_the_same_answer() -> None:
     scene = v2_scene(asker="Zhang Hao")
     for reg in (environment_registry(), agent_state_registry()):
@@ -274,6 +281,7 @@ def ok(outcome: ProbeOutcome) -> dict[str, Any]:
     return outcome.result
 
 
+@pytest.mark.aura_release
 def test_environment_tools_on_a_v2_scene() -> None:
     scene, env = v2_scene(), environment_registry()
 
@@ -341,6 +349,7 @@ def test_environment_tools_on_a_live_town(town: Town, live: ProbeScene) -> None:
     ]
 
 
+@pytest.mark.aura_release
 def test_self_referential_tools_need_an_asker() -> None:
     scene, env = v2_scene(), environment_registry()
     out = env.call(scene, "env", "world.location")
@@ -354,6 +363,7 @@ def test_self_referential_tools_need_an_asker() -> None:
 # ---------------------------------------------------------------- the agent-state tools
 
 
+@pytest.mark.aura_release
 def test_agent_state_tools_on_a_v2_scene() -> None:
     scene, reg = v2_scene("A_cafe_morning"), agent_state_registry()
 
@@ -396,6 +406,7 @@ def test_agent_state_tools_on_a_live_town(town: Town, live: ProbeScene) -> None:
     assert near["location"] == "Town Library" and near["count"] == 2
 
 
+@pytest.mark.aura_release
 def test_private_tools_on_a_public_scene_find_nothing() -> None:
     out = agent_state_registry().call(
         v2_scene().public(), "env", "agent.private_state", {"agent_name": "Lin Wei"}
@@ -454,6 +465,7 @@ def spied(reg: ProbeRegistry, policy: ProbePolicy | None = None) -> tuple[ProbeR
     return ProbeRegistry(reg.name, [wrap(s) for s in reg.specs()], policy or reg.policy), ran
 
 
+@pytest.mark.aura_release
 def test_a_denied_tool_is_refused_audited_and_never_executed() -> None:
     reg, ran = spied(agent_state_registry(), ProbePolicy(allow=("*",), deny=("agent.private_state",)))
     scene = v2_scene()
@@ -471,6 +483,7 @@ def test_a_denied_tool_is_refused_audited_and_never_executed() -> None:
     assert ran == ["agent.belief_about:full"]
 
 
+@pytest.mark.aura_release
 def test_deny_wins_over_allow_and_matches_aliases_too() -> None:
     scene = v2_scene()
     both = agent_state_registry(ProbePolicy(allow=("agent.*",), deny=("get_agent_private*",)))
@@ -485,6 +498,7 @@ def test_deny_wins_over_allow_and_matches_aliases_too() -> None:
     assert nothing.function_schemas() == []
 
 
+@pytest.mark.aura_release
 def test_a_call_policy_narrows_the_registry_policy_but_never_widens_it() -> None:
     scene = v2_scene()
     reg, ran = spied(agent_state_registry(), ProbePolicy(deny=("*belief*",)))
@@ -540,7 +554,14 @@ def public_calls(scene: ProbeScene) -> Iterator[tuple[ProbeRegistry, str, dict[s
                     yield reg, spec.name, args, asker
 
 
-@pytest.mark.parametrize("which", ["A_cafe_morning", "B_library_afternoon", "live"])
+@pytest.mark.parametrize(
+    "which",
+    [
+        pytest.param("A_cafe_morning", marks=pytest.mark.aura_release),
+        pytest.param("B_library_afternoon", marks=pytest.mark.aura_release),
+        "live",
+    ],
+)
 def test_public_tools_never_return_a_private_field(which: str, live: ProbeScene) -> None:
     scene = live if which == "live" else v2_scene(which)
     public_leaves = {v for _, v in leaves(scene.public().model_dump(mode="json")) if isinstance(v, str)}
@@ -568,6 +589,7 @@ def test_public_tools_never_return_a_private_field(which: str, live: ProbeScene)
     assert calls > 50
 
 
+@pytest.mark.aura_release
 def test_public_tools_run_on_the_public_scene_and_private_tools_on_the_full_one() -> None:
     scene = v2_scene(asker="Zhang Hao")
     for base in (environment_registry(), agent_state_registry()):
@@ -583,6 +605,7 @@ def test_public_tools_run_on_the_public_scene_and_private_tools_on_the_full_one(
 # ---------------------------------------------------------------- mistakes
 
 
+@pytest.mark.aura_release
 @pytest.mark.parametrize(
     ("tool", "args", "fragment"),
     [
@@ -602,6 +625,7 @@ def test_invalid_arguments_are_refused_with_what_the_tool_takes(tool: str, args:
     assert ran == []
 
 
+@pytest.mark.aura_release
 def test_agent_arguments_are_required_and_accept_the_releases_spelling() -> None:
     reg = agent_state_registry()
     missing = reg.call(v2_scene(), "env", "get_agent_private_state", {})
@@ -616,6 +640,7 @@ def test_agent_arguments_are_required_and_accept_the_releases_spelling() -> None
     assert ok(environment_registry().call(v2_scene(), "env", "get_all_agents", {"limit": "2"}))["count"] == 4
 
 
+@pytest.mark.aura_release
 def test_an_unknown_tool_is_reported_with_the_tools_there_are() -> None:
     out = environment_registry().call(v2_scene(), "env", "get_agent_private_state", {"agent_name": "Lin Wei"})
     assert out.status == "unknown_tool" and out.tool == "get_agent_private_state"
@@ -630,6 +655,7 @@ def test_an_unknown_tool_is_reported_with_the_tools_there_are() -> None:
 # ---------------------------------------------------------------- audits and messages
 
 
+@pytest.mark.aura_release
 def test_every_call_is_audited_with_caller_args_size_and_disclosure() -> None:
     reg, scene = agent_state_registry(), v2_scene()
     out = reg.call(
@@ -651,6 +677,7 @@ def test_every_call_is_audited_with_caller_args_size_and_disclosure() -> None:
     assert missing.audit.error == missing.error
 
 
+@pytest.mark.aura_release
 def test_outcomes_and_calls_round_trip_as_messages() -> None:
     from messages import Envelope
 

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import pytest
 
 from bench.suite.cells import CellInput, run_cell
 from messages.aura import CONDITIONS, DIAGNOSTIC_CONDITIONS, GoldLabels
-from tests.conftest import ROOT
+from tests.conftest import aura_release_json
 from world.aura import OfflineBackend
 from world.probes import agent_state_registry, scene_from_aura_v2
 
-V2: dict[str, Any] = json.loads(
-    (ROOT.parent / "shared" / "data" / "aura" / "implicit_intent_queries_v2_AB.json").read_text()
-)
+pytestmark = pytest.mark.aura_release  # every cell is a query of the release's v2 set
+
+
+def v2() -> dict[str, Any]:
+    data: dict[str, Any] = aura_release_json("implicit_intent_queries_v2_AB.json")
+    return data
 
 
 def cell(query_id: int) -> CellInput:
-    q = next(q for q in V2["queries"] if q["id"] == query_id)
-    scene = scene_from_aura_v2(V2["scenes"][q["scene"]], scene_id=q["scene"])
+    q = next(q for q in v2()["queries"] if q["id"] == query_id)
+    scene = scene_from_aura_v2(v2()["scenes"][q["scene"]], scene_id=q["scene"])
     gold = GoldLabels(
         subcategory=q["subcategory"],
         implicit_need=q["implicit_need"],
@@ -37,7 +41,7 @@ def test_a_cell_records_the_answer_the_probes_and_the_gold_tools_hit() -> None:
 
 
 def test_forbidden_tools_called_are_violations() -> None:
-    forbidding = next(q for q in V2["queries"] if q["forbidden_tools"])
+    forbidding = next(q for q in v2()["queries"] if q["forbidden_tools"])
     c = cell(forbidding["id"])
     record = run_cell(c, "fixed_probe", agent_state_registry(), OfflineBackend())
     forbidden = {agent_state_registry().resolve(t).name for t in c.forbidden_tools}  # type: ignore[union-attr]

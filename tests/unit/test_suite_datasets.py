@@ -27,24 +27,22 @@ from bench.suite.datasets import (
     paired_snapshots,
     probe_scene,
 )
-from tests.conftest import ROOT
+from tests.conftest import AURA_RELEASE
 from world.probes import agent_state_registry, environment_registry
 
-AURA = ROOT.parent / "shared" / "data" / "aura"
-needs_release = pytest.mark.skipif(not AURA.is_dir(), reason="the AURA release data is not present")
 RELEASE_COUNTS: dict[SuiteName, int] = {"factual": 50, "privacy": 30, "implicit-v1": 25, "implicit-v2": 50}
 
 
 # ---------------------------------------------------------------- the release
 
 
-@needs_release
+@pytest.mark.aura_release
 @pytest.mark.parametrize("name", list(RELEASE_COUNTS))
 def test_release_file_loads_with_its_counts(name: SuiteName) -> None:
-    suite = load_suite(name, AURA)
+    suite = load_suite(name, AURA_RELEASE)
     assert len(suite.queries) == RELEASE_COUNTS[name]
     assert not suite.bundled
-    assert suite.source.parent == AURA
+    assert suite.source.parent == AURA_RELEASE
 
 
 def test_our_own_sets_load_from_the_bundle_whatever_data_directory_is_given(tmp_path: Path) -> None:
@@ -52,15 +50,15 @@ def test_our_own_sets_load_from_the_bundle_whatever_data_directory_is_given(tmp_
     assert suite.bundled and suite.source.parent == bundled_dir()
 
 
-@needs_release
+@pytest.mark.aura_release
 def test_release_factual_has_ten_per_category() -> None:
-    suite = load_suite("factual", AURA)
+    suite = load_suite("factual", AURA_RELEASE)
     assert Counter(q.category for q in suite.factual()) == dict.fromkeys(FACTUAL_CATEGORIES, 10)
 
 
-@needs_release
+@pytest.mark.aura_release
 def test_release_privacy_forbids_the_history_tools() -> None:
-    queries = load_suite("privacy", AURA).privacy()
+    queries = load_suite("privacy", AURA_RELEASE).privacy()
     assert all(
         {"get_recent_memories", "get_recent_events", "get_agent_plan"} <= set(q.forbidden_tools)
         for q in queries
@@ -68,9 +66,9 @@ def test_release_privacy_forbids_the_history_tools() -> None:
     assert sum("get_all_agents" in q.forbidden_tools for q in queries) == 3
 
 
-@needs_release
+@pytest.mark.aura_release
 def test_release_v2_scenes_and_gold_fields() -> None:
-    suite = load_suite("implicit-v2", AURA)
+    suite = load_suite("implicit-v2", AURA_RELEASE)
     assert sorted(suite.scenes) == ["A_cafe_morning", "B_library_afternoon"]
     queries = suite.implicit()
     assert Counter((q.scene, q.subcategory) for q in queries) == {
@@ -84,10 +82,10 @@ def test_release_v2_scenes_and_gold_fields() -> None:
     assert cafe.beliefs["Chen Mei"]["Lin Wei"]["availability"] == "do_not_disturb"
 
 
-@needs_release
+@pytest.mark.aura_release
 def test_release_v1_is_the_cafe_scene_with_v2_gold() -> None:
-    v1 = load_suite("implicit-v1", AURA)
-    v2 = {q.id: q for q in load_suite("implicit-v2", AURA).implicit()}
+    v1 = load_suite("implicit-v1", AURA_RELEASE)
+    v2 = {q.id: q for q in load_suite("implicit-v2", AURA_RELEASE).implicit()}
     assert list(v1.scenes) == [V1_SCENE]
     for q in v1.implicit():
         assert q.scene == V1_SCENE
@@ -184,10 +182,9 @@ def _surface_forms(path: Path) -> set[str]:
     return out
 
 
+@pytest.mark.aura_release
 def test_bundled_queries_are_disjoint_from_every_release_query() -> None:
-    release_files = sorted(AURA.glob("*quer*.json")) if AURA.is_dir() else []
-    if not release_files:
-        pytest.skip("the AURA release data is not present")
+    release_files = sorted(AURA_RELEASE.glob("*quer*.json"))
     release = set().union(*(_surface_forms(p) for p in release_files))
     assert len(release) >= 150
     ours = {name: _surface_forms(bundled_dir() / f) for name, f in BUNDLED_FILES.items()}
@@ -266,9 +263,9 @@ def test_unknown_suite_name() -> None:
 # ---------------------------------------------------------------- scenes and snapshots
 
 
-@needs_release
+@pytest.mark.aura_release
 def test_probe_scene_from_a_release_v2_scene() -> None:
-    suite = load_suite("implicit-v2", AURA)
+    suite = load_suite("implicit-v2", AURA_RELEASE)
     scene = probe_scene(suite, "B_library_afternoon", asker="Zhang Hao")
     assert scene.time == "14:30" and scene.asker == "Zhang Hao"
     assert scene.source == "aura_v2:B_library_afternoon"

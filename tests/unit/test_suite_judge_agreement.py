@@ -1,12 +1,10 @@
 """The deterministic implicit judge against the paper's judge where it was not fitted: fitted on seed 42 of
 the paper's released implicit-intent v2 cells, measured on seeds 123 and 456 (bench.suite.judge_agreement).
 
-The release is external data (../shared/data/aura): without it these tests skip, except under CI=true,
-where a missing release is a failure."""
+The release is external data (tests.conftest.AURA_RELEASE): without it these tests skip, except under
+CI=true, where a missing release is a failure."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
@@ -17,24 +15,21 @@ from bench.suite.judge_agreement import (
     MIN_SUBCATEGORY_BINARY,
     QUERIES,
     RESULTS,
-    WHERE,
     HeldOutReport,
     held_out_report,
 )
 from bench.suite.judges import JudgeParams
+from tests.conftest import AURA_RELEASE
 
-pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
+pytestmark = [
+    pytest.mark.aura_release,
+    pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning"),
+]
 
 
 @pytest.fixture(scope="module")
 def report() -> HeldOutReport:
-    missing = [str(p) for p in (RESULTS, QUERIES) if not p.exists()]
-    if missing:
-        reason = f"AURA release data not present ({', '.join(missing)}): get them from {WHERE}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)  # CI provides the release: its absence is a failure, not a skip
-        pytest.skip(reason)
-    return held_out_report(RESULTS, QUERIES, "42")
+    return held_out_report(AURA_RELEASE / RESULTS.name, AURA_RELEASE / QUERIES.name, "42")
 
 
 def test_fitting_on_seed_42_gives_the_judges_defaults(report: HeldOutReport) -> None:

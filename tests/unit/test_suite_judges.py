@@ -24,22 +24,18 @@ from bench.suite.judges import (
     judge_agreement,
     read_v2,
 )
-from tests.conftest import ROOT
+from tests.conftest import AURA_RELEASE
 from tests.support.openai_stub import OpenAIStub, json_reply, ok
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
 
-DATA = ROOT.parent / "shared" / "data" / "aura"
-QUERIES = DATA / "implicit_intent_queries_v2_AB.json"
-RESULTS = DATA / "rq_intent_v2_multiseed_AB.json"
-needs_data = pytest.mark.skipif(not RESULTS.exists(), reason="AURA release data not present")
+QUERIES = AURA_RELEASE / "implicit_intent_queries_v2_AB.json"
+RESULTS = AURA_RELEASE / "rq_intent_v2_multiseed_AB.json"
 V2 = tuple[dict[int, IntentQuery], dict[str, SceneSnapshot]]
 
 
 @pytest.fixture(scope="module")
 def v2() -> V2:
-    if not QUERIES.exists():
-        pytest.skip("AURA release data not present")
     return read_v2(QUERIES)
 
 
@@ -51,6 +47,7 @@ def score(v2: V2, qid: int, answer: str) -> JudgeScore:
     return result
 
 
+@pytest.mark.aura_release
 def test_surfacing_the_implicit_need_scores_and_literal_only_does_not(v2: V2) -> None:
     # 103: "Is Chen Mei at the community garden?" -> she is at the cafe, do_not_disturb; the need is whether
     # it is a good moment to catch her: the state and the answer to that need earn full credit.
@@ -71,6 +68,7 @@ def test_surfacing_the_implicit_need_scores_and_literal_only_does_not(v2: V2) ->
     assert both.implicit_score == 1.0
 
 
+@pytest.mark.aura_release
 def test_negation_and_goal_words(v2: V2) -> None:
     # 204: Chen Mei is open_to_chat; saying she is "not available" does not surface it.
     assert score(v2, 204, "No, Chen Mei is not available this afternoon.").implicit_score == 0.0
@@ -82,6 +80,7 @@ def test_negation_and_goal_words(v2: V2) -> None:
     assert score(v2, 116, "She is serving customers at the cafe.").implicit_score == 0.0
 
 
+@pytest.mark.aura_release
 def test_second_order_rewards_the_belief_not_the_truth(v2: V2) -> None:
     # 125: Lin Wei believes Chen Mei is do_not_disturb (ground truth is do_not_disturb too);
     # 221: Wang Jun believes Zhang Hao is "available"; the truth is do_not_disturb.
@@ -95,6 +94,7 @@ def test_second_order_rewards_the_belief_not_the_truth(v2: V2) -> None:
     assert score(v2, 224, "He is absorbed in his translation.").implicit_score == 0.0
 
 
+@pytest.mark.aura_release
 def test_a_refusal_echoing_the_question_scores_nothing(v2: V2) -> None:
     refusal = score(
         v2,
@@ -105,6 +105,7 @@ def test_a_refusal_echoing_the_question_scores_nothing(v2: V2) -> None:
     assert (refusal.literal_score, refusal.implicit_score) == (0.0, 0.0)
 
 
+@pytest.mark.aura_release
 def test_a_failing_judge_is_counted_never_passed(v2: V2) -> None:
     queries, scenes = v2
     judge = ImplicitIntentJudge()
@@ -162,6 +163,7 @@ def llm_judge(stub: OpenAIStub) -> LLMImplicitJudge:
     return LLMImplicitJudge(LLMGateway(config))
 
 
+@pytest.mark.aura_release
 def test_llm_judge_through_the_stub(stub: OpenAIStub, v2: V2) -> None:
     queries, scenes = v2
     judge = llm_judge(stub)
@@ -251,7 +253,7 @@ def test_band_and_kappa() -> None:
     assert cohen_kappa([(1, 1), (1, 0), (0, 1), (0, 0)]) == 0.0
 
 
-@needs_data
+@pytest.mark.aura_release
 def test_agreement_with_the_papers_judge() -> None:
     report = judge_agreement(Path(RESULTS), Path(QUERIES))
     assert (report.cells, report.failures) == (750, 0)

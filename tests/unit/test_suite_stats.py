@@ -30,9 +30,9 @@ from bench.suite.stats import (
     student_t_two_sided_p,
     wilcoxon,
 )
-from tests.conftest import ROOT
+from tests.conftest import AURA_RELEASE
 
-PAPER_CELLS = ROOT.parent / "shared" / "data" / "aura" / "rq_intent_v2_multiseed_AB.json"
+PAPER_CELLS = AURA_RELEASE / "rq_intent_v2_multiseed_AB.json"
 
 
 # --------------------------------------------------------------------------- basics and the t CDF
@@ -327,7 +327,7 @@ def test_paired_comparison_levels() -> None:
 # --------------------------------------------------------------------------- the paper's cells
 
 
-@pytest.mark.skipif(not PAPER_CELLS.exists(), reason="AURA release not available")
+@pytest.mark.aura_release
 def test_paper_cells_reproduce_per_condition_means() -> None:
     raw = json.loads(PAPER_CELLS.read_text(encoding="utf-8"))
     cells = paper_cells(PAPER_CELLS)

@@ -12,7 +12,7 @@ import pytest
 
 from actors.town import embedded_town
 from messages.town import Decision, InjectEvent
-from tests.conftest import ROOT
+from tests.conftest import AURA_RELEASE
 from world import (
     TICKS_PER_DAY,
     AgentMindState,
@@ -33,7 +33,7 @@ from world import (
 from world.conversation import COOLDOWN_TICKS
 from world.simulation import MAX_EVENTS
 
-AURA_MAP = ROOT.parent / "shared" / "data" / "aura" / "town_map.json"
+AURA_MAP = AURA_RELEASE / "town_map.json"
 
 
 def small_town(agents: list[dict[str, Any]], extra_locations: list[dict[str, Any]] | None = None) -> Any:
@@ -84,8 +84,8 @@ def test_the_embedded_town_is_auratown() -> None:
     assert town.agent("wang-jun").workplaces == ("Town Library",)
 
 
+@pytest.mark.aura_release
 def test_the_aura_release_map_loads_unchanged() -> None:
-    assert AURA_MAP.exists(), f"the AURA data must be at {AURA_MAP} (../shared/data/aura)"
     data = json.loads(AURA_MAP.read_text())
     town = parse_town(data, agents=embedded_town().agents)
     assert (town.width, town.height, len(town.locations)) == (60, 60, 20)
