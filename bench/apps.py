@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.episodes.command import BUNDLED
 from bench.episodes.loader import load_episode
+from bench.suite.stats import quantile
 
 PERSONA = "ines_calder"
 EMAIL = "ines@hollowoak.example"
@@ -62,11 +63,6 @@ def _script(round_no: int) -> list[Call]:
         ),
         ("mcp_appworld_amazon__clear_cart", tok("amazon"), True),
     ]
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def measure(rounds: int, appworld_home: Path | None) -> dict[str, dict[str, list[float]]]:
@@ -140,7 +136,7 @@ def report(times: dict[str, dict[str, list[float]]]) -> str:
         every = kinds["read"] + kinds["write"]
         p50[b] = statistics.median(every)
         lines.append(
-            f"| {b} | {len(every)} | {1000 * p50[b]:.2f} | {1000 * _percentile(every, 0.99):.2f} | "
+            f"| {b} | {len(every)} | {1000 * p50[b]:.2f} | {1000 * quantile(every, 0.99):.2f} | "
             f"{1000 * statistics.median(kinds['read']):.2f} | "
             f"{1000 * statistics.median(kinds['write']):.2f} | {1000 * statistics.fmean(every):.2f} |"
         )

@@ -93,6 +93,7 @@ from actors.logging import configure_logging
 from actors.runtime import Host, HostConfig
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
 from bench._harness import BenchError, Children, exit_on_sigterm, machine_info, num, row, write_json
+from bench.suite.datasets import AURA_RELEASE
 from bench.town import LogCounter
 from messages.aura import (
     CONDITIONS,
@@ -121,7 +122,7 @@ from world.probes import ProbeRegistry, agent_state_registry, environment_regist
 from world.probes import scene_from_town as build_town_scene
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "aura"
+DEFAULT_DATA = AURA_RELEASE
 V2_FILE = "implicit_intent_queries_v2_AB.json"
 CHAT_FILE = "chat_queries.json"
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "aura.json"

@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.suite.datasets import ImplicitQuery, Suite, SuiteError, load_suite, probe_scene
+from bench.suite.datasets import AURA_RELEASE, ImplicitQuery, Suite, SuiteError, load_suite, probe_scene
 from world.aura import (
     CueReader,
     OfflineBackend,
@@ -40,8 +40,7 @@ from world.aura import (
 from world.aura._intent import social_reading
 from world.probes import agent_state_registry
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "aura"
+DEFAULT_DATA = AURA_RELEASE
 TARGET_MS = 20.0
 USER = "the user"
 

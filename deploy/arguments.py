@@ -34,3 +34,13 @@ positive_seconds = number(
     float, "a number of seconds", lambda v: v > 0 and not math.isinf(v), "a positive number of seconds"
 )
 non_negative_float = number(float, "a number", lambda v: v >= 0, "a number >= 0")
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """An argparse type for ``HOST:PORT``, ``:PORT``, ``PORT`` or ``[V6]:PORT``."""
+    from deploy.web.server import parse_address  # stdlib only, but keep start-up minimal
+
+    try:
+        return parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

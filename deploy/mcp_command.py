@@ -17,15 +17,6 @@ _SDK = frozenset({"mcp", "mcp_types", "anyio", "uvicorn", "starlette", "httpx2",
 """What the ``mcp`` extra brings: missing, the command says which extra to install."""
 
 
-def _address(text: str) -> tuple[str, int]:
-    from deploy.web.server import parse_address
-
-    try:
-        return parse_address(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "mcp",
@@ -52,7 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     how = p.add_mutually_exclusive_group()
     how.add_argument(
         "--http",
-        type=_address,
+        type=arguments.listen_address,
         default=None,
         metavar="HOST:PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp (default: 127.0.0.1:8765; port 0: a free one)",

@@ -28,6 +28,7 @@ import tests.support.messages  # noqa: F401  (registers test.* models)
 from actors.bus import Bus, MemoryTransport, Transport
 from actors.bus._redis import RedisTransport
 from actors.bus.local_server import LocalRedisServer
+from bench.suite.datasets import AURA_RELEASE
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -35,7 +36,6 @@ T = TypeVar("T")
 # The AURA paper's released data (external, never copied into the repository): tests that read it
 # carry ``@pytest.mark.aura_release``. Without it they skip with how to get it, except under CI, where
 # a missing release is a failure: CI must run them.
-AURA_RELEASE = Path(os.environ.get("AURATOWN_AURA_DATA") or ROOT.parent / "shared" / "data" / "aura")
 AURA_RELEASE_MISSING = (
     f"needs the AURA release's data, not found at {AURA_RELEASE} (../shared/data/aura, or set "
     "AURATOWN_AURA_DATA): see ../shared/data/aura/SOURCE.md / the AURA paper's repository, "

@@ -85,13 +85,12 @@ class AppWorldApps:
             self._holder = holder
             return apps
 
-    def merge(self, app_state: dict[str, Any], holder: Holder, env: EnvState, new: Holder) -> dict[str, Any]:
-        """A task's records (the seed format's ``apps``) added to ``env``'s world; its tables."""
+    def merge(self, app_state: dict[str, Any], holder: Holder, env: EnvState) -> dict[str, Any]:
+        """A task's records (the seed format's ``apps``) added to ``env``'s world (``holder``'s);
+        its tables. The caller commits the new revision (``committed``)."""
         with self.lock:
             self.sync(holder, env)
-            apps = self.service.merge(app_state)
-            self._holder = new
-            return apps
+            return self.service.merge(app_state)
 
     def current(self) -> dict[str, Any]:
         """The tables of the world AppWorld holds now (the shared mode's session start)."""

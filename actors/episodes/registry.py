@@ -190,25 +190,16 @@ class EpisodeRegistryActor(StatefulActor[EpisodeRegistryState]):
 
     def _merge_task_apps(self, msg: SeedWorkspace) -> EnvState:
         env = self.state.env
-        if self.apps is None:
+        apps = self.apps
+        if apps is None:
             return merge_app_state(env, msg.app_state)
-        if self.apps.shared_world:
-            tables = (
-                self.apps.current()
-                if not msg.app_state
-                else self.apps.merge(
-                    dict(msg.app_state),
-                    (self.owner, self.state.revision),
-                    env,
-                    (self.owner, self.state.revision),
-                )
-            )
-            return env.model_copy(update={"apps": tables})
         if not msg.app_state:
-            return env
-        new = (self.owner, self.state.revision + 1)
-        tables = self.apps.merge(dict(msg.app_state), (self.owner, self.state.revision), env, new)
-        self._changed_apps()
+            # In the shared world other units may have changed it since: the session starts from now.
+            return env.model_copy(update={"apps": apps.current()}) if apps.shared_world else env
+        with apps.lock:
+            tables = apps.merge(dict(msg.app_state), (self.owner, self.state.revision), env)
+            self._changed_apps()
+            apps.committed((self.owner, self.state.revision))
         return env.model_copy(update={"apps": tables})
 
     @on(SeedWorkspace)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
@@ -28,6 +29,12 @@ SUITE_NAMES: tuple[SuiteName, ...] = get_args(SuiteName)
 
 Subcategory = Literal["availability", "mood", "appropriateness", "latent_goal", "second_order"]
 SUBCATEGORIES: tuple[Subcategory, ...] = get_args(Subcategory)
+AURA_RELEASE = Path(
+    os.environ.get("AURATOWN_AURA_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data" / "aura"
+)
+"""The AURA paper's released data (external, never copied in): ``$AURATOWN_AURA_DATA``, else
+``../shared/data/aura`` beside the checkout."""
+
 FACTUAL_CATEGORIES = ("spatial", "social", "temporal", "memory", "planning")
 
 RELEASE_TOOLS = frozenset(

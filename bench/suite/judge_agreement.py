@@ -9,8 +9,9 @@ and per condition the mean implicit score by ours and by the paper's judge, and 
 
     python -m bench.suite.judge_agreement [--results PATH] [--queries PATH] [--fit-seed 42]
 
-The data are external (the AURA paper's release); by default they are read from ../shared/data/aura next to
-the repository. Exit status: 0 when every held-out target passes, 1 when one fails, 2 when data are missing.
+The data are external (the AURA paper's release); by default they are read from $AURATOWN_AURA_DATA,
+else ../shared/data/aura next to the repository. Exit status: 0 when every held-out target passes,
+1 when one fails, 2 when data are missing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bench.suite.datasets import AURA_RELEASE
 from bench.suite.judges import (
     Agreement,
     Assessment,
@@ -33,8 +35,7 @@ from bench.suite.judges import (
     read_v2,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "aura"
+DATA = AURA_RELEASE
 RESULTS = DATA / "rq_intent_v2_multiseed_AB.json"
 QUERIES = DATA / "implicit_intent_queries_v2_AB.json"
 WHERE = (

@@ -20,19 +20,10 @@ if TYPE_CHECKING:
 TOKEN_ENV = "AURATOWN_OPERATOR_TOKEN"
 
 
-def _address(text: str) -> tuple[str, int]:
-    from deploy.web.server import parse_address  # stdlib only, but keep start-up minimal
-
-    try:
-        return parse_address(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def add_http_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--http",
-        type=_address,
+        type=arguments.listen_address,
         default=None,
         metavar="HOST:PORT",
         help="serve the live view (map, event feed, agents) here, e.g. 127.0.0.1:8080 (port 0: a free port)",
