@@ -148,13 +148,7 @@ class MemoryTransport(Transport):
         return out
 
     def read_group(
-        self,
-        group: str,
-        consumer: str,
-        streams: Sequence[str],
-        *,
-        count: int,
-        block_ms: int | None,
+        self, group: str, consumer: str, streams: Sequence[str], *, count: int, block_ms: int | None
     ) -> list[StreamEntry]:
         deadline = None if block_ms is None else self._clock() + block_ms / 1000
         with self._lock:

@@ -173,26 +173,22 @@ class RedisTransport(Transport):
         common: dict[str, Any] = {"client_name": client_name} if client_name else {}
         if reconnect_patience > 0:
             common["retry"] = _Reconnect(reconnect_patience)
-        # Blocking pools: a host runs many actor threads that each commit; past the pool's size
-        # they wait for a connection instead of failing (redis-py's plain pool raises).
-        pool = redis.BlockingConnectionPool.from_url(
-            url,
-            max_connections=MAX_CONNECTIONS,
-            timeout=socket_timeout,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=socket_timeout,
-            **common,
-        )
-        self._client = redis.Redis(connection_pool=pool)
-        blocking_pool = redis.BlockingConnectionPool.from_url(
-            url,
-            max_connections=MAX_BLOCKING_CONNECTIONS,
-            timeout=socket_timeout,
-            socket_timeout=None,
-            socket_connect_timeout=socket_timeout,
-            **common,
-        )
-        self._blocking = redis.Redis(connection_pool=blocking_pool)
+
+        def client(max_connections: int, read_timeout: float | None) -> redis.Redis:
+            # Blocking pools: a host runs many actor threads that each commit; past the pool's
+            # size they wait for a connection instead of failing (redis-py's plain pool raises).
+            pool = redis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=max_connections,
+                timeout=socket_timeout,
+                socket_timeout=read_timeout,
+                socket_connect_timeout=socket_timeout,
+                **common,
+            )
+            return redis.Redis(connection_pool=pool)
+
+        self._client = client(MAX_CONNECTIONS, socket_timeout)
+        self._blocking = client(MAX_BLOCKING_CONNECTIONS, None)
         self._commit_script = self._client.register_script(_COMMIT_LUA)
 
     @property
@@ -238,13 +234,7 @@ class RedisTransport(Transport):
         return out
 
     def read_group(
-        self,
-        group: str,
-        consumer: str,
-        streams: Sequence[str],
-        *,
-        count: int,
-        block_ms: int | None,
+        self, group: str, consumer: str, streams: Sequence[str], *, count: int, block_ms: int | None
     ) -> list[StreamEntry]:
         if not streams:
             return []

@@ -86,13 +86,7 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def read_group(
-        self,
-        group: str,
-        consumer: str,
-        streams: Sequence[str],
-        *,
-        count: int,
-        block_ms: int | None,
+        self, group: str, consumer: str, streams: Sequence[str], *, count: int, block_ms: int | None
     ) -> list[StreamEntry]:
         """New entries for ``consumer`` (``>``); blocks up to ``block_ms`` when there are none."""
 

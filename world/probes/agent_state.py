@@ -23,6 +23,7 @@ the target; the paper's second-order queries forbid the private-state probe and 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import AliasChoices, Field
@@ -38,7 +39,7 @@ from world.probes.common import (
     present_at,
 )
 from world.probes.names import NotFoundError, find_agent, find_location
-from world.probes.registry import ProbeContext, ProbeRegistry, ToolSpec
+from world.probes.registry import ProbeContext, ProbeRegistry, ToolSpec, release_tool
 
 REGISTRY: RegistryName = "agent_state"
 
@@ -114,19 +115,7 @@ def belief_about(scene: ProbeScene, ctx: ProbeContext, args: BeliefArgs) -> Json
 
 
 def agent_state_tools() -> list[ToolSpec[Any]]:
-    def spec(
-        name: str, alias: str, description: str, args: Any, run: Any, *, disclosure: int, private: bool
-    ) -> ToolSpec[Any]:
-        return ToolSpec(
-            name=name,
-            aliases=(alias,),
-            description=description,
-            args_model=args,
-            run=run,
-            disclosure=disclosure,
-            private=private,
-            registry=REGISTRY,
-        )
+    spec = functools.partial(release_tool, registry=REGISTRY)
 
     return [
         # Everyone's whereabouts at once: 1, as the environment's agents summary.

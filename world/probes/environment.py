@@ -10,6 +10,7 @@ stream, conversations included), so a condition that fires every tool pays for i
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import Field
@@ -25,7 +26,7 @@ from world.probes.common import (
     present_at,
 )
 from world.probes.names import NotFoundError, find_location
-from world.probes.registry import ProbeContext, ProbeRegistry, ToolSpec
+from world.probes.registry import ProbeContext, ProbeRegistry, ToolSpec, release_tool
 
 REGISTRY: RegistryName = "environment"
 
@@ -129,20 +130,7 @@ def location_info(scene: ProbeScene, ctx: ProbeContext, args: LocationArgs) -> J
 
 
 def environment_tools() -> list[ToolSpec[Any]]:
-    def spec(
-        name: str, alias: str, description: str, args: Any, run: Any, *, disclosure: int, **kw: Any
-    ) -> ToolSpec[Any]:
-        return ToolSpec(
-            name=name,
-            aliases=(alias,),
-            description=description,
-            args_model=args,
-            run=run,
-            disclosure=disclosure,
-            private=False,
-            registry=REGISTRY,
-            **kw,
-        )
+    spec = functools.partial(release_tool, registry=REGISTRY)
 
     return [
         # The clock is public to everyone: 0.

@@ -120,6 +120,32 @@ class ToolSpec(Generic[A]):
         }
 
 
+def release_tool(
+    name: str,
+    alias: str,
+    description: str,
+    args_model: type[BaseModel],
+    run: Any,
+    *,
+    registry: RegistryName,
+    disclosure: int,
+    private: bool = False,
+    needs_memories: bool = False,
+) -> ToolSpec[Any]:
+    """A town probe of ``registry``: the paper's ``name`` and the AURA release's ``alias``."""
+    return ToolSpec(
+        name=name,
+        aliases=(alias,),
+        description=description,
+        args_model=args_model,
+        run=run,
+        disclosure=disclosure,
+        private=private,
+        registry=registry,
+        needs_memories=needs_memories,
+    )
+
+
 @dataclass(frozen=True)
 class PreparedCall:
     """A call that passed the policy and argument checks: only a scene is missing to run it."""
