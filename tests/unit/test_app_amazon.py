@@ -16,26 +16,6 @@ BOB = "bob.stone@example.com"
 RITA = "rita@example.com"
 NOTIFIER = "notifications@amazon.com"
 
-PRODUCT_KEYS = {
-    "product_id",
-    "seller_id",
-    "product_type",
-    "name",
-    "description",
-    "price",
-    "delivery_days",
-    "inventory_quantity",
-    "weight",
-    "length",
-    "width",
-    "height",
-    "color",
-    "relative_size",
-    "rating",
-    "num_product_reviews",
-    "num_product_questions",
-    "variations",
-}
 ORDER_KEYS = {
     "order_id",
     "address_id",
@@ -59,15 +39,6 @@ ORDER_ITEM_KEYS = {
     "price",
     "expected_delivery_at",
     "delivered_at",
-}
-CARD_KEYS = {
-    "payment_card_id",
-    "card_name",
-    "owner_name",
-    "card_number",
-    "expiry_year",
-    "expiry_month",
-    "cvv_number",
 }
 
 
@@ -104,6 +75,16 @@ def _card(cid: int, user_id: int, name: str, number: int, balance: float) -> dic
         "cvv_number": 123,
         "balance": balance,
     }
+
+
+PRODUCT_KEYS = set(_product(1, "Lamp", "lamp", 1.0)) | {
+    "num_product_reviews",
+    "num_product_questions",
+    "variations",
+}
+"""A product as AppWorld shows it: every field of its record, and what is counted from others."""
+CARD_KEYS = set(_card(1, 1, "Visa", 1, 0.0)) - {"user_id", "balance"}
+"""A payment card as AppWorld shows it: its record without the owner's id and the balance."""
 
 
 def _address(aid: int, user_id: int, name: str, street: str) -> dict[str, Any]:

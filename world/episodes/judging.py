@@ -82,7 +82,21 @@ class RubricJudge(Protocol):
 
 # ---------------------------------------------------------------- the paper's prompts
 
-COMPLETION_PROMPT = """## Assistant Response
+_INTENT_DECISION_FORMAT = """## Output Format
+Output only XML blocks in the following shape.
+<c1>
+<content>
+{hidden_intent_content}
+</content>
+<decision>
+YES or NO
+</decision>
+</c1>
+"""
+"""The output format both stages of Appendix B.2 end with, word for word."""
+
+COMPLETION_PROMPT = (
+    """## Assistant Response
 <assistant_message>
 {assistant_message}
 </assistant_message>
@@ -117,20 +131,13 @@ intent with specific details.
 7. NO means the response and context do not precisely hit the intent,
 or lack specific details.
 
-## Output Format
-Output only XML blocks in the following shape.
-<c1>
-<content>
-{hidden_intent_content}
-</content>
-<decision>
-YES or NO
-</decision>
-</c1>
 """
+    + _INTENT_DECISION_FORMAT
+)
 """Appendix B.2, "Prompt - Completion Checking" (stage 1)."""
 
-CLARIFICATION_PROMPT = """## Assistant Response
+CLARIFICATION_PROMPT = (
+    """## Assistant Response
 <assistant_message>
 {assistant_message}
 </assistant_message>
@@ -157,17 +164,9 @@ more?\u201d must be NO.
 5. A question must clearly get the point. Broad topic overlap is not
 enough.
 
-## Output Format
-Output only XML blocks in the following shape.
-<c1>
-<content>
-{hidden_intent_content}
-</content>
-<decision>
-YES or NO
-</decision>
-</c1>
 """
+    + _INTENT_DECISION_FORMAT
+)
 """Appendix B.2, "Prompt - Clarification Checking" (stage 2)."""
 
 RUBRIC_PROMPT = """## Full Hidden Intent

@@ -268,21 +268,18 @@ class ProbeRegistry:
         if spec is None:
             known = ", ".join(f"{s.name} ({'/'.join(s.aliases)})" for s in self._specs)
             error = f"no tool {tool!r} here; tools: {known}"
-            return self._outcome(caller, tool, tool, raw, status="unknown_tool", asker=asker, error=error)
+            return make_outcome(
+                self.name, caller, tool, tool, raw, status="unknown_tool", asker=asker, error=error
+            )
         reason = policy_verdict(spec, self._policies(policy))
         if reason is not None:
-            return self._outcome(caller, spec.name, tool, raw, status="denied", asker=asker, error=reason)
-        if args is not None and not isinstance(args, Mapping):
-            error = f"arguments for {spec.name} must be an object, not {type(args).__name__}"
-            return self._outcome(
-                caller, spec.name, tool, raw, status="invalid_args", asker=asker, error=error
+            return make_outcome(
+                self.name, caller, spec.name, tool, raw, status="denied", asker=asker, error=reason
             )
-        try:
-            model = spec.args_model.model_validate(dict(args or {}))
-        except ValidationError as exc:
-            error = validation_summary(exc, spec.name, spec.args_model)
-            return self._outcome(
-                caller, spec.name, tool, raw, status="invalid_args", asker=asker, error=error
+        model = _validated(spec, args)
+        if isinstance(model, str):
+            return make_outcome(
+                self.name, caller, spec.name, tool, raw, status="invalid_args", asker=asker, error=model
             )
         return PreparedCall(spec=spec, args=model, caller=caller, requested=tool, asker=asker)
 
@@ -291,27 +288,23 @@ class ProbeRegistry:
         ctx = perspective(scene, prepared.caller, prepared.asker)
         args = prepared.args.model_dump(mode="json")
         view = scene if spec.private else scene.public()
+        status: ProbeStatus = "ok"
+        result: JsonObject | None = None
+        error: str | None = None
         try:
             result = _jsonable(spec.run(view, ctx, prepared.args))
         except NotFoundError as exc:
-            return self._outcome(
-                prepared.caller,
-                spec.name,
-                prepared.requested,
-                args,
-                status="not_found",
-                asker=ctx.asker,
-                error=str(exc),
-                disclosure=spec.disclosure,
-            )
-        return self._outcome(
+            status, error = "not_found", str(exc)
+        return make_outcome(
+            self.name,
             prepared.caller,
             spec.name,
             prepared.requested,
             args,
-            status="ok",
+            status=status,
             asker=ctx.asker,
             result=result,
+            error=error,
             disclosure=spec.disclosure,
         )
 
@@ -335,7 +328,8 @@ class ProbeRegistry:
         self, prepared: PreparedCall, status: ProbeStatus, error: str, *, asker: str | None = None
     ) -> ProbeOutcome:
         """An outcome for a prepared call that could not run (e.g. the live town did not answer)."""
-        return self._outcome(
+        return make_outcome(
+            self.name,
             prepared.caller,
             prepared.spec.name,
             prepared.requested,
@@ -345,31 +339,15 @@ class ProbeRegistry:
             error=error,
         )
 
-    def _outcome(
-        self,
-        caller: str,
-        tool: str,
-        requested: str,
-        args: JsonObject,
-        *,
-        status: ProbeStatus,
-        asker: str | None,
-        result: JsonObject | None = None,
-        error: str | None = None,
-        disclosure: int = 0,
-    ) -> ProbeOutcome:
-        return make_outcome(
-            self.name,
-            caller,
-            tool,
-            requested,
-            args,
-            status=status,
-            asker=asker,
-            result=result,
-            error=error,
-            disclosure=disclosure,
-        )
+
+def _validated(spec: ToolSpec[A], args: Any) -> A | str:
+    """The call's arguments as the tool's model, or why they cannot be."""
+    if args is not None and not isinstance(args, Mapping):
+        return f"arguments for {spec.name} must be an object, not {type(args).__name__}"
+    try:
+        return spec.args_model.model_validate(dict(args or {}))
+    except ValidationError as exc:
+        return validation_summary(exc, spec.name, spec.args_model)
 
 
 def make_outcome(

@@ -224,10 +224,12 @@ class EpisodeTools:
             raw, raw_error = {}, f"arguments are not plain JSON: {exc}"
         spec = self.resolve(tool)
         if spec is None:
-            return self._outcome(caller, tool, tool, raw, "unknown_tool", error=self._unknown(tool)), state
+            return make_outcome(
+                REGISTRY, caller, tool, tool, raw, status="unknown_tool", error=self._unknown(tool)
+            ), state
         reason = policy_verdict(spec.spec, self._policies(policy))
         if reason is not None:
-            return self._outcome(caller, spec.name, tool, raw, "denied", error=reason), state
+            return make_outcome(REGISTRY, caller, spec.name, tool, raw, status="denied", error=reason), state
         if args is not None and not isinstance(args, Mapping):
             error = f"arguments for {spec.name} must be an object, not {type(args).__name__}"
             return self._refusal(spec, caller, tool, raw, "invalid_args", error), state
@@ -261,7 +263,7 @@ class EpisodeTools:
             outcome = self._refusal(spec, caller, tool, raw, exc.status, str(exc), message=exc.message)
             return outcome, exc.state if exc.state is not None else state
         result: JsonObject = {"response": value} if spec.app is not None else value  # type: ignore[assignment,dict-item]
-        return self._outcome(caller, spec.name, tool, raw, "ok", result=result), ctx.state
+        return make_outcome(REGISTRY, caller, spec.name, tool, raw, status="ok", result=result), ctx.state
 
     def _refusal(  # noqa: PLR0917
         self,
@@ -278,19 +280,6 @@ class EpisodeTools:
         result: JsonObject | None = None
         if spec.app is not None:
             result = {"response": {"message": message if message is not None else error}}
-        return self._outcome(caller, spec.name, requested, args, status, result=result, error=error)
-
-    def _outcome(
-        self,
-        caller: str,
-        tool: str,
-        requested: str,
-        args: JsonObject,
-        status: ProbeStatus,
-        *,
-        result: JsonObject | None = None,
-        error: str | None = None,
-    ) -> ProbeOutcome:
         return make_outcome(
-            REGISTRY, caller, tool, requested, args, status=status, result=result, error=error
+            REGISTRY, caller, spec.name, requested, args, status=status, result=result, error=error
         )
