@@ -17,7 +17,7 @@ from bench.suite.metrics import (
     summarize_all,
     to_cell,
 )
-from bench.suite.plots import pareto_plots, pareto_table
+from bench.suite.plots import MatplotlibMissingError, pareto_plots, pareto_table
 from bench.suite.runs import RunDir
 from bench.suite.stats import mean
 
@@ -196,6 +196,15 @@ def run_totals(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _pareto_figures(records: Sequence[Mapping[str, Any]], run_dir: Path) -> str:
+    """The PNGs' links, or the one line saying how to get them."""
+    try:
+        plots = pareto_plots(records, run_dir)
+    except MatplotlibMissingError as exc:
+        return f"\n\nNo Pareto PNGs: {exc}."
+    return "".join(f"\n\n![{p.stem}]({p.name})" for p in plots)
+
+
 PAIRS = (("aura_intent", "react"), ("aura_intent", "literal"), ("aura_intent", "plan_and_solve"))
 
 
@@ -241,12 +250,9 @@ def write_report(run_dir: Path) -> str:
             "## Paired tests\n\n" + paired_table(records, PAIRS),
             "## Gap vs probes\n\n" + gap_table(records),
         ]
-    plots = pareto_plots(records, run_dir)
     body += [
         "## Latency (Table 13)\n\n" + latency_table(records),
-        "## Pareto (Figure 2)\n\n"
-        + pareto_table(records)
-        + "".join(f"\n\n![{p.stem}]({p.name})" for p in plots),
+        "## Pareto (Figure 2)\n\n" + pareto_table(records) + _pareto_figures(records, run_dir),
     ]
     text = "\n\n".join([*head, *body])
     (run_dir / "report.md").write_text(text + "\n")

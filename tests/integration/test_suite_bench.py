@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
+from bench.suite.report import write_report
 from tests.conftest import AURA_RELEASE, auratown
 from tests.support.openai_stub import OpenAIStub, json_reply
 
 
-def test_a_bundled_suite_runs_offline_reports_and_resumes(tmp_path: Path) -> None:
+def test_a_bundled_suite_runs_offline_reports_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "run"
     args = (
         "bench",
@@ -42,6 +46,21 @@ def test_a_bundled_suite_runs_offline_reports_and_resumes(tmp_path: Path) -> Non
     assert len((out / "cells.jsonl").read_text().splitlines()) == len(cells)  # nothing recomputed
     report = auratown("report", str(out))
     assert report.returncode == 0 and (out / "report.md").read_text().strip() == report.stdout.strip()
+    # The Pareto panels, drawn by matplotlib, linked from the report.
+    for name in ("pareto_probes", "pareto_violations"):
+        png = out / f"{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+        assert f"![{name}]({name}.png)" in report.stdout
+        png.unlink()
+    # Without matplotlib: no PNG, and one line saying how to get them.
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    text = write_report(out)
+    assert not list(out.glob("*.png")) and "![" not in text
+    assert [line for line in text.splitlines() if "matplotlib" in line] == [
+        "No Pareto PNGs: matplotlib is not installed (`pip install 'auratown[plots]'`)."
+    ]
 
 
 @pytest.mark.aura_release

@@ -1,42 +1,35 @@
-"""Figure 2 Pareto PNGs (pure-Python rasteriser) and the Table 13 latency table."""
+"""Figure 2's Pareto table and PNGs (matplotlib), and the Table 13 latency table."""
 
 from __future__ import annotations
 
+import itertools
 import struct
-import zlib
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from matplotlib.text import Text
+
 from bench.suite.latency import latency_table
-from bench.suite.plots import PALETTE, pareto_plots, pareto_table, write_png
+from bench.suite.plots import (
+    PANELS,
+    PLOTS_HOWTO,
+    MatplotlibMissingError,
+    frontier,
+    pareto_figure,
+    pareto_plots,
+    pareto_points,
+    pareto_table,
+)
 
 
-def _png(path: Path) -> tuple[int, int, bytes]:
-    """(width, height, raw RGB rows without filter bytes) of an 8-bit RGB, filter-0 PNG."""
+def _png_size(path: Path) -> tuple[int, int]:
+    """(width, height) from the IHDR of a PNG file."""
     data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, chunks = 8, []
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
-        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
-        assert crc == zlib.crc32(kind + body)
-        chunks.append((kind, body))
-        pos += 12 + length
-    assert chunks[0][0] == b"IHDR" and chunks[-1][0] == b"IEND"
-    width, height, depth, color_type, _, _, _ = struct.unpack(">IIBBBBB", chunks[0][1])
-    assert (depth, color_type) == (8, 2)
-    raw = zlib.decompress(b"".join(b for k, b in chunks if k == b"IDAT"))
-    stride = 1 + width * 3
-    assert len(raw) == height * stride
-    assert all(raw[y * stride] == 0 for y in range(height))
-    rgb = b"".join(raw[y * stride + 1 : (y + 1) * stride] for y in range(height))
-    return width, height, rgb
-
-
-def _at(width: int, rgb: bytes, x: int, y: int) -> tuple[int, int, int]:
-    i = (y * width + x) * 3
-    return (rgb[i], rgb[i + 1], rgb[i + 2])
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
 
 
 def _rec(cond: str, score: float, probes: int, violations: tuple[str, ...] = (), **kw: Any) -> dict[str, Any]:
@@ -55,32 +48,56 @@ def _rec(cond: str, score: float, probes: int, violations: tuple[str, ...] = (),
     }
 
 
-def test_write_png_round_trips(tmp_path: Path) -> None:
-    pixels = bytes([255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9])
-    write_png(tmp_path / "a.png", 2, 2, pixels)
-    assert _png(tmp_path / "a.png") == (2, 2, pixels)
-
-
-def test_pareto_plots_draw_each_condition_at_its_pixel(tmp_path: Path) -> None:
+def test_pareto_plots_write_both_panels_as_png(tmp_path: Path) -> None:
     records = [
         _rec("react", 0.5, 0),
         _rec("aura_intent", 0.8, 2, ("agent.private_state",)),
         _rec("aura_intent", 0.8, 2),
         {"condition": "literal", "ok": False, "cell": "f"},  # failed cells are not plotted
     ]
-    paths = pareto_plots(records, tmp_path, backend="builtin")
-    assert [p.name for p in paths] == ["pareto_probes.png", "pareto_violations.png"]
-    # Plot area x 80..610, y 50..420 (y axis 0..1 for unit scores).
-    # Probes panel: x range 0..2.5 (2 * 1.1 = 2.2, rounded up to the 0.5 step).
-    w, h, rgb = _png(paths[0])
-    assert (w, h) == (640, 480)
-    assert _at(w, rgb, 80 + round(2 / 2.5 * 530), 420 - round(0.8 * 370)) == PALETTE[1]  # aura_intent
-    assert _at(w, rgb, 80, 420 - round(0.5 * 370)) == PALETTE[0]  # react, at x = 0
-    assert _at(w, rgb, 300, 300) == (255, 255, 255)
-    # Violations panel: aura_intent at 50 %, x range 0..60 (55 rounded up to the 10 step).
-    w, h, rgb = _png(paths[1])
-    assert _at(w, rgb, 80 + round(50 / 60 * 530), 420 - round(0.8 * 370)) == PALETTE[1]
-    assert _at(w, rgb, 80, 420 - round(0.5 * 370)) == PALETTE[0]
+    paths = pareto_plots(records, tmp_path)
+    assert [p.name for p in paths] == [name for name, _, _ in PANELS]
+    for path in paths:
+        assert _png_size(path) == (1100, 605) and path.stat().st_size > 10_000
+
+
+def _crowded() -> list[dict[str, Any]]:
+    """Thirteen conditions, several on the very same point: labels beside the points would overlap."""
+    conditions = [
+        *("vanilla", "literal", "react", "reflexion", "plan_and_solve", "fixed_probe", "aura_no_probe"),
+        *("aura_full", "aura_gap_routed", "aura_intent", "fixed_private", "oracle_intent", "static_context"),
+    ]
+    return [_rec(c, 0.8 if "aura" in c else 0.35, 1 + n % 2) for n, c in enumerate(conditions)]
+
+
+@pytest.mark.parametrize(("axis", "x_label"), [(axis, label) for _, axis, label in PANELS])
+def test_no_two_texts_of_a_panel_overlap(axis: Any, x_label: str) -> None:
+    label, points = pareto_points(_crowded())
+    fig = pareto_figure(points, frontier(points, axis), axis, x_label=x_label, y_label=label)
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    fig.draw(renderer)
+    found = {id(t): t for t in fig.findobj(Text) if isinstance(t, Text)}  # an artist may be reached twice
+    texts = [t for t in found.values() if t.get_visible() and t.get_text()]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+    keyed = [text for text, _ in boxes if text.startswith(tuple(p.condition for p in points))]
+    assert len(keyed) == len(points)  # every condition named once, with its numbers
+    assert sum(" *  (" in k for k in keyed) == len(frontier(points, axis)) > 0
+    overlapping = [
+        (a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)
+    ]
+    assert overlapping == []
+    assert all(float(t.get_fontsize()) >= 9 for t in texts)
+
+
+def test_without_matplotlib_no_png_and_the_error_says_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib...` raises ImportError
+    with pytest.raises(MatplotlibMissingError, match=PLOTS_HOWTO.replace("[", r"\[").replace("]", r"\]")):
+        pareto_plots([_rec("react", 0.5, 0)], tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_pareto_table_uses_fa_when_cells_have_precision() -> None:
