@@ -93,7 +93,7 @@ from actors.logging import configure_logging
 from actors.runtime import Host, HostConfig
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
 from bench._harness import BenchError, Children, exit_on_sigterm, machine_info, num, row, write_json
-from bench.suite.datasets import AURA_RELEASE
+from bench.suite.datasets import AURA_RELEASE, Suite, SuiteFileError, load_suite
 from bench.town import LogCounter
 from messages.aura import (
     CONDITIONS,
@@ -123,8 +123,6 @@ from world.probes import scene_from_town as build_town_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = AURA_RELEASE
-V2_FILE = "implicit_intent_queries_v2_AB.json"
-CHAT_FILE = "chat_queries.json"
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "aura.json"
 
 SETS = ("implicit_v2", "factual")
@@ -212,15 +210,16 @@ class Workload:
         return [q for q in self.queries if q.set == name]
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
+def _release_suites(data_dir: Path) -> tuple[Suite, Suite]:
+    """The release's implicit-intent v2 and factual sets, read by the suite's one loader."""
+    try:
+        return load_suite("implicit-v2", data_dir), load_suite("factual", data_dir)
+    except SuiteFileError as exc:
         raise DataMissingError(
-            f"AURA benchmark data not found: {path} is missing. This benchmark reads the AURA release's "
-            f"query files by path from {path.parent} (external data, never copied into the repo); "
-            "put them there or pass --data DIR."
-        )
-    data: dict[str, Any] = json.loads(path.read_text())
-    return data
+            f"AURA benchmark data not found: {exc}. This benchmark reads the AURA release's query files "
+            f"by path from {data_dir} (external data, never copied into the repo); put them there or "
+            "pass --data DIR."
+        ) from None
 
 
 def _factual_asker(text: str, names: Sequence[str]) -> str:
@@ -234,10 +233,12 @@ def _factual_asker(text: str, names: Sequence[str]) -> str:
 
 def load_workload(data_dir: Path, per_set: int | None = None, ticks: int = TOWN_TICKS) -> Workload:
     """Both query sets, the first ``per_set`` of each (None: all), with their scenes."""
-    v2_path, chat_path = data_dir / V2_FILE, data_dir / CHAT_FILE
-    v2, chat = _read_json(v2_path), _read_json(chat_path)
+    v2, chat = _release_suites(data_dir)
+    # Short scene ids (A, B) as the benchmark's recorded figures had them: a scene's id is in the
+    # ProbeScene that pack_all serialises whole, so a longer one would shift its token count.
     scenes = {
-        key: scene_from_aura_v2(raw, scene_id=key.split("_", 1)[0]) for key, raw in v2["scenes"].items()
+        key: scene_from_aura_v2(scene.as_v2(), scene_id=key.split("_", 1)[0])
+        for key, scene in v2.scenes.items()
     }
     t0 = time.perf_counter()
     town = Town(embedded_town(), seed=TOWN_SEED)
@@ -246,30 +247,21 @@ def load_workload(data_dir: Path, per_set: int | None = None, ticks: int = TOWN_
     build_ms = (time.perf_counter() - t0) * 1000
     names = [a.name for a in town.definition.agents]
     queries = [
-        Query(
-            "implicit_v2",
-            int(q["id"]),
-            str(q["query"]),
-            V2_ASKER,
-            scenes[q["scene"]],
-            "agent_state",
-            str(q.get("subcategory", "")),
-            live=False,
-        )
-        for q in v2["queries"][:per_set]
+        Query("implicit_v2", q.id, q.query, V2_ASKER, scenes[q.scene], "agent_state", q.subcategory, False)
+        for q in v2.implicit()[:per_set]
     ]
     queries += [
         Query(
             "factual",
-            int(q["id"]),
-            str(q["query"]),
-            _factual_asker(str(q["query"]), names),
+            q.id,
+            q.query,
+            _factual_asker(q.query, names),
             town_scene,
             "environment",
-            str(q.get("category", "")),
+            q.category,
             live=True,
         )
-        for q in chat["queries"][:per_set]
+        for q in chat.factual()[:per_set]
     ]
     if not queries:
         raise BenchError("no queries selected")
@@ -278,7 +270,7 @@ def load_workload(data_dir: Path, per_set: int | None = None, ticks: int = TOWN_
         town_scene,
         reports[-1].digest if reports else "",
         build_ms,
-        {"implicit_v2": str(v2_path), "factual": str(chat_path)},
+        {"implicit_v2": str(v2.source), "factual": str(chat.source)},
     )
 
 

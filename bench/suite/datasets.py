@@ -131,26 +131,25 @@ Scalar = str | int | float | bool | None
 
 
 class ImplicitScene(_Record):
-    id: str
+    """A scene of the release's v2 layout: what everyone is visibly doing, their private state, and
+    what each believes of the others. The one scene type of the release's files (the suites, the
+    judges and the latency benchmark all read it)."""
+
+    id: str = ""
     summary: str
-    public_state: dict[str, dict[str, Scalar]]
-    private_state: dict[str, dict[str, Scalar]]
-    beliefs: dict[str, dict[str, dict[str, Scalar]]] = {}
+    public_state: dict[str, dict[str, str]]
+    private_state: dict[str, dict[str, str]]
+    beliefs_about_others: dict[str, dict[str, dict[str, Scalar]]] = {}
     """believer -> target -> what the believer last took to be true (may be stale)."""
 
     def as_v2(self) -> dict[str, Any]:
         """The scene in the release's v2 layout (what ``scene_from_aura_v2`` reads)."""
-        return {
-            "summary": self.summary,
-            "public_state": self.public_state,
-            "private_state": self.private_state,
-            "beliefs_about_others": self.beliefs,
-        }
+        return self.model_dump(mode="json", exclude={"id"})
 
     def stale_beliefs(self) -> list[tuple[str, str, str]]:
         """(believer, target, field) where a belief differs from the target's present state."""
         out: list[tuple[str, str, str]] = []
-        for believer, about in sorted(self.beliefs.items()):
+        for believer, about in sorted(self.beliefs_about_others.items()):
             for target, belief in sorted(about.items()):
                 truth = {**self.public_state.get(target, {}), **self.private_state.get(target, {})}
                 for field in ("availability", "emotional_state", "location", "action"):
@@ -246,6 +245,13 @@ def load_suite(name: SuiteName, data_dir: str | Path | None = None) -> Suite:
     )
 
 
+def read_v2(path: str | Path) -> tuple[dict[int, ImplicitQuery], dict[str, ImplicitScene]]:
+    """The queries (by id) and scenes (by id) of an implicit-intent v2 file (or of the release's
+    directory holding one): what the judges and their agreement check read."""
+    suite = load_suite("implicit-v2", path)
+    return {q.id: q for q in suite.implicit()}, dict(suite.scenes)
+
+
 def _split(
     path: Path,
     data: Mapping[str, Any],
@@ -314,9 +320,7 @@ def _scenes(path: Path, data: Mapping[str, Any]) -> dict[str, ImplicitScene]:
         if not isinstance(scene, dict):
             raise SuiteFormatError(f"{path}: scene {sid} is not an object")
         try:
-            scenes[sid] = ImplicitScene.model_validate(
-                {**scene, "id": sid, "beliefs": scene.get("beliefs_about_others", {})}
-            )
+            scenes[sid] = ImplicitScene.model_validate({**scene, "id": sid})
         except ValidationError as exc:
             raise SuiteFormatError(f"{path}: scene {sid}: {_first_error(exc)}") from None
     return scenes
@@ -406,7 +410,7 @@ def _check_implicit(
             if who is not None and who not in scene.public_state:
                 raise SuiteFormatError(f"{path}: query {q.id}: {who!r} is not in scene {q.scene}")
         if belief_paths and q.agent_subject is not None and q.target is not None:
-            held = scene.beliefs.get(q.agent_subject, {})
+            held = scene.beliefs_about_others.get(q.agent_subject, {})
             if q.target not in held:
                 raise SuiteFormatError(
                     f"{path}: query {q.id}: {q.agent_subject} holds no belief about {q.target} in {q.scene}"

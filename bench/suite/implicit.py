@@ -12,21 +12,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.suite.cells import Answerer, CellInput, local_answerer
-from bench.suite.datasets import Suite, probe_scene
-from bench.suite.judges import ImplicitIntentJudge, IntentQuery, JudgeFailure, SceneSnapshot
+from bench.suite.datasets import ImplicitQuery, ImplicitScene, Suite, probe_scene
+from bench.suite.judges import ImplicitIntentJudge, JudgeFailure
 from bench.suite.runs import CellKey
 from messages.aura import GoldLabels
 from world.aura import Backend
 from world.probes import ProbeRegistry, agent_state_registry
 
-JudgeFn = Callable[[IntentQuery, SceneSnapshot, str], Any]
+JudgeFn = Callable[[ImplicitQuery, ImplicitScene, str], Any]
 
 
 @dataclass(frozen=True)
 class _Prepared:
     cell: CellInput
-    gold: IntentQuery
-    scene: SceneSnapshot
+    gold: ImplicitQuery
+    scene: ImplicitScene
     scene_id: str
     subcategory: str
 
@@ -43,14 +43,7 @@ def prepare(suite: Suite) -> dict[str, _Prepared]:
             required_tools=tuple(q.gold_required_tools),
         )
         cell = CellInput(str(q.id), q.query, probe_scenes[q.scene], gold, tuple(q.forbidden_tools))
-        record = q.model_dump(mode="json")
-        out[str(q.id)] = _Prepared(
-            cell,
-            IntentQuery.from_record(record),
-            SceneSnapshot.from_record(scenes[q.scene].as_v2()),
-            q.scene,
-            q.subcategory,
-        )
+        out[str(q.id)] = _Prepared(cell, q, scenes[q.scene], q.scene, q.subcategory)
     return out
 
 

@@ -23,17 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bench.suite.datasets import AURA_RELEASE
-from bench.suite.judges import (
-    Agreement,
-    Assessment,
-    ImplicitIntentJudge,
-    IntentQuery,
-    JudgeParams,
-    SceneSnapshot,
-    band,
-    read_v2,
-)
+from bench.suite.datasets import AURA_RELEASE, ImplicitQuery, ImplicitScene, read_v2
+from bench.suite.judges import Agreement, Assessment, ImplicitIntentJudge, JudgeParams, band
 
 DATA = AURA_RELEASE
 RESULTS = DATA / "rq_intent_v2_multiseed_AB.json"
@@ -60,8 +51,8 @@ class Cell:
 
     seed: str
     condition: str
-    query: IntentQuery
-    scene: SceneSnapshot
+    query: ImplicitQuery
+    scene: ImplicitScene
     answer: str
     paper_implicit: float
     paper_literal: float

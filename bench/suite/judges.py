@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from bench.suite.datasets import ImplicitQuery, ImplicitScene, read_v2
+
 if TYPE_CHECKING:
     from actors.llm import LLMGateway
 
@@ -80,65 +82,6 @@ class JudgeTally:
     @property
     def failed(self) -> int:
         return sum(self.failures.values())
-
-
-# -- inputs -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class IntentQuery:
-    """The gold fields of one implicit-intent v2 query that the judges use."""
-
-    id: int
-    scene: str
-    subcategory: str
-    query: str
-    agent_subject: str | None
-    target: str | None
-    literal_requires: tuple[str, ...]
-    implicit_requires: tuple[str, ...]
-    implicit_need: str = ""
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> IntentQuery:
-        return cls(
-            id=int(record.get("id", record.get("query_id", 0))),
-            scene=str(record.get("scene", "")),
-            subcategory=str(record.get("subcategory", "")),
-            query=str(record.get("query", "")),
-            agent_subject=record.get("agent_subject"),
-            target=record.get("target"),
-            literal_requires=tuple(record.get("literal_requires", ())),
-            implicit_requires=tuple(record.get("implicit_requires", ())),
-            implicit_need=str(record.get("implicit_need", "")),
-        )
-
-
-@dataclass(frozen=True)
-class SceneSnapshot:
-    """A v2 scene: public state (location, action), private state, and beliefs about others."""
-
-    public_state: Mapping[str, Mapping[str, str]]
-    private_state: Mapping[str, Mapping[str, str]]
-    beliefs_about_others: Mapping[str, Mapping[str, Mapping[str, str]]]
-    summary: str = ""
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> SceneSnapshot:
-        return cls(
-            public_state=record.get("public_state", {}),
-            private_state=record.get("private_state", {}),
-            beliefs_about_others=record.get("beliefs_about_others", {}),
-            summary=str(record.get("summary", "")),
-        )
-
-
-def read_v2(path: str | Path) -> tuple[dict[int, IntentQuery], dict[str, SceneSnapshot]]:
-    """The queries (by id) and scenes (by name) of an implicit-intent v2 file."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    queries = {int(q["id"]): IntentQuery.from_record(q) for q in data["queries"]}
-    scenes = {name: SceneSnapshot.from_record(s) for name, s in data["scenes"].items()}
-    return queries, scenes
 
 
 # -- text matching ------------------------------------------------------------------------------------
@@ -549,7 +492,7 @@ def _need_word_used(word: str, said: set[str]) -> bool:
     return any(_stems_match(w, t) for w in group | {word} for t in said)
 
 
-def need_engagement(query: IntentQuery, text: str, everyone: Iterable[str] = ()) -> float:
+def need_engagement(query: ImplicitQuery, text: str, everyone: Iterable[str] = ()) -> float:
     """Share of the implicit need's own words (those the query does not already say, names aside) that the
     answer uses in any form or by a synonym: how far it speaks to the need rather than only stating facts."""
     skip = content_stems(query.query) | {s for n in everyone for s in content_stems(n)}
@@ -682,7 +625,7 @@ class ImplicitIntentJudge:
     def __init__(self, params: JudgeParams | None = None) -> None:
         self.params = params or JudgeParams()
 
-    def judge(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> JudgeResult:
+    def judge(self, query: ImplicitQuery, scene: ImplicitScene, answer: str) -> JudgeResult:
         if not answer or not answer.strip():
             return JudgeFailure("empty_answer")
         try:
@@ -692,7 +635,7 @@ class ImplicitIntentJudge:
 
     # -- scoring --
 
-    def _judge(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> JudgeScore:
+    def _judge(self, query: ImplicitQuery, scene: ImplicitScene, answer: str) -> JudgeScore:
         a = self.assess(query, scene, answer)
         literal_score, implicit_score = self.score(query, a)
         notes = "; ".join(f"{c.name}={c.met:g} ({c.note})" for c in (*a.literal, *a.implicit))
@@ -701,7 +644,7 @@ class ImplicitIntentJudge:
         notes += f"; unchecked {', '.join(a.unchecked)}" if a.unchecked else ""
         return JudgeScore(literal_score, implicit_score, notes)
 
-    def assess(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> Assessment:
+    def assess(self, query: ImplicitQuery, scene: ImplicitScene, answer: str) -> Assessment:
         """What the answer does, requirement by requirement, before any score."""
         agents = self._agents(query, scene)
         claims = answer_claims(answer)
@@ -724,7 +667,7 @@ class ImplicitIntentJudge:
             refusal=refusal,
         )
 
-    def score(self, query: IntentQuery, a: Assessment) -> tuple[float, float]:
+    def score(self, query: ImplicitQuery, a: Assessment) -> tuple[float, float]:
         """(literal, implicit) from an assessment, by the rules of the class docstring."""
         p = self.params
         literal_score = _dimension_score(a.literal, p.partial)
@@ -756,9 +699,9 @@ class ImplicitIntentJudge:
 
     def _grounded(
         self,
-        query: IntentQuery,
+        query: ImplicitQuery,
         agents: list[str],
-        scene: SceneSnapshot,
+        scene: ImplicitScene,
         answer: str,
         skip_echo: bool = False,
     ) -> bool:
@@ -770,7 +713,7 @@ class ImplicitIntentJudge:
             values += [(v, k) for k, v in scene.private_state.get(a, {}).items() if k != "unspoken_goal"]
         if query.target and query.agent_subject:
             belief = scene.beliefs_about_others.get(query.agent_subject, {}).get(query.target, {})
-            values += [(v, k) for k, v in belief.items()]
+            values += [(v, k) for k, v in belief.items() if isinstance(v, str)]  # a day number says nothing
         if skip_echo:
             values = [(v, k) for v, k in values if not value_surfaced(query.query, v, k)]
         if any(value_surfaced(answer, v, k) for v, k in values if v and v != "unknown"):
@@ -785,7 +728,7 @@ class ImplicitIntentJudge:
         )
 
     def _volunteered(
-        self, query: IntentQuery, agents: list[str], scene: SceneSnapshot, claims: Sequence[str]
+        self, query: ImplicitQuery, agents: list[str], scene: ImplicitScene, claims: Sequence[str]
     ) -> bool:
         """Whether the answer states some private value (any field) of the agents asked about that the query
         itself does not already say. In a question about a belief, the target's own state is not volunteered
@@ -804,7 +747,7 @@ class ImplicitIntentJudge:
                     return True
         return False
 
-    def _agents(self, query: IntentQuery, scene: SceneSnapshot) -> list[str]:
+    def _agents(self, query: ImplicitQuery, scene: ImplicitScene) -> list[str]:
         """The agents a query is about: its subject, else those at a location the query names, else all."""
         if query.agent_subject:
             return [query.agent_subject]
@@ -823,7 +766,7 @@ class ImplicitIntentJudge:
         here = [a for a, pub in scene.public_state.items() if pub.get("location", "") in scene.summary[:40]]
         return here or list(scene.public_state)
 
-    def _literal(self, req: str, agents: list[str], scene: SceneSnapshot, answer: str) -> _Check | None:
+    def _literal(self, req: str, agents: list[str], scene: ImplicitScene, answer: str) -> _Check | None:
         pub = [scene.public_state.get(a, {}) for a in agents]
         if req in ("agent_location", "all_agents_location"):
             hits = [location_mentioned(answer, p.get("location", "")) for p in pub]
@@ -839,17 +782,15 @@ class ImplicitIntentJudge:
             met = 1.0 if any(hits) else 0.0
         return _Check(req, met, f"{sum(hits)}/{len(hits)} agents")
 
-    def _checkable(self, req: str, query: IntentQuery, agents: list[str], scene: SceneSnapshot) -> bool:
+    def _checkable(self, req: str, query: ImplicitQuery, agents: list[str], scene: ImplicitScene) -> bool:
         if req.startswith("beliefs_about_others."):
             _, target, fld = req.split(".", 2)
-            return bool(
-                scene.beliefs_about_others.get(query.agent_subject or "", {}).get(target, {}).get(fld)
-            )
+            return bool(_belief_value(scene, query.agent_subject or "", target, fld))
         fld = _FIELD_ALIASES.get(req, req)
         return any(scene.private_state.get(a, {}).get(fld) for a in agents)
 
     def _implicit(
-        self, req: str, query: IntentQuery, agents: list[str], scene: SceneSnapshot, claims: Sequence[str]
+        self, req: str, query: ImplicitQuery, agents: list[str], scene: ImplicitScene, claims: Sequence[str]
     ) -> _Check | None:
         if req.startswith("beliefs_about_others."):
             return self._belief(req, query, scene, claims)
@@ -890,11 +831,11 @@ class ImplicitIntentJudge:
         return _Check(req, met, note, echoed, contradicted)
 
     def _belief(
-        self, req: str, query: IntentQuery, scene: SceneSnapshot, claims: Sequence[str]
+        self, req: str, query: ImplicitQuery, scene: ImplicitScene, claims: Sequence[str]
     ) -> _Check | None:
         _, target, fld = req.split(".", 2)
         believer = query.agent_subject or ""
-        belief = scene.beliefs_about_others.get(believer, {}).get(target, {}).get(fld)
+        belief = _belief_value(scene, believer, target, fld)
         if not belief:
             return None
         truth = scene.private_state.get(target, {}).get(fld, "")
@@ -928,7 +869,13 @@ class ImplicitIntentJudge:
 _COMPARISON = re.compile(r"\b(?:match|matches|mismatch|differ|differs|compare|compared)\b")
 
 
-def _public(query: IntentQuery, scene: SceneSnapshot, agent: str) -> str:
+def _belief_value(scene: ImplicitScene, believer: str, target: str, fld: str) -> str:
+    """What ``believer`` holds of ``target``'s ``fld`` as text ("" when none is held, or it is not text)."""
+    value = scene.beliefs_about_others.get(believer, {}).get(target, {}).get(fld)
+    return value if isinstance(value, str) else ""
+
+
+def _public(query: ImplicitQuery, scene: ImplicitScene, agent: str) -> str:
     """What the asker knows of ``agent`` without any private probe: the query and the agent's public state."""
     return " ".join([query.query, *scene.public_state.get(agent, {}).values()])
 
@@ -961,7 +908,7 @@ JUDGE_SYSTEM = (
 )
 
 
-def judge_messages(query: IntentQuery, scene: SceneSnapshot, answer: str) -> list[dict[str, str]]:
+def judge_messages(query: ImplicitQuery, scene: ImplicitScene, answer: str) -> list[dict[str, str]]:
     """The judge prompt: the query, its implicit need, the ground truth, and the answer."""
     truth: dict[str, Any] = {
         "public_state": scene.public_state,
@@ -987,7 +934,7 @@ class LLMImplicitJudge:
         self.gateway = gateway
         self.actor = actor
 
-    def judge(self, query: IntentQuery, scene: SceneSnapshot, answer: str) -> JudgeResult:
+    def judge(self, query: ImplicitQuery, scene: ImplicitScene, answer: str) -> JudgeResult:
         from actors.llm import LLMError, Stage
 
         if not answer or not answer.strip():
@@ -1280,7 +1227,7 @@ def iter_cells(results: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
 def judge_agreement(
     results_path: str | Path,
     queries_path: str | Path,
-    judge: Callable[[IntentQuery, SceneSnapshot, str], JudgeResult] | None = None,
+    judge: Callable[[ImplicitQuery, ImplicitScene, str], JudgeResult] | None = None,
 ) -> AgreementReport:
     """Run a judge (default: the deterministic one) on every real answer of the paper's implicit-intent v2
     cells and compare with the paper's judge scores. Failed cells are counted and left out of the pairs."""

@@ -79,7 +79,7 @@ def test_release_v2_scenes_and_gold_fields() -> None:
     assert all(q.forbidden_tools == ("get_agent_private_state",) for q in second)
     cafe = suite.scenes["A_cafe_morning"]
     assert cafe.private_state["Chen Mei"]["availability"] == "do_not_disturb"
-    assert cafe.beliefs["Chen Mei"]["Lin Wei"]["availability"] == "do_not_disturb"
+    assert cafe.beliefs_about_others["Chen Mei"]["Lin Wei"]["availability"] == "do_not_disturb"
 
 
 @pytest.mark.aura_release
@@ -160,7 +160,7 @@ def test_bundled_implicit_set(name: SuiteName) -> None:
     assert len(suite.scenes) >= 2 and len(queries) >= 15
     assert {q.subcategory for q in queries} == set(SUBCATEGORIES)
     for scene in suite.scenes.values():
-        assert scene.public_state and scene.private_state and scene.beliefs
+        assert scene.public_state and scene.private_state and scene.beliefs_about_others
         assert set(scene.private_state) == set(scene.public_state)
     # At least one stale belief: a believer holds a location no longer true of its target.
     stale = [s for scene in suite.scenes.values() for s in scene.stale_beliefs() if s[2] == "location"]

@@ -11,18 +11,17 @@ from pathlib import Path
 import pytest
 
 from bench.suite import judge_agreement
+from bench.suite.datasets import ImplicitQuery, ImplicitScene, Subcategory
 from bench.suite.judges import (
     Agreement,
     ImplicitIntentJudge,
-    IntentQuery,
     JudgeParams,
     JudgeScore,
-    SceneSnapshot,
     contradicts,
     value_surfaced,
 )
 
-SCENE = SceneSnapshot.from_record(
+SCENE = ImplicitScene.model_validate(
     {
         "summary": "Net Loft, 6:40 PM. Present: Bruno Silva, Dev Rao. Ada Park is at the Harbour Bakery.",
         "public_state": {
@@ -64,14 +63,14 @@ SCENE = SceneSnapshot.from_record(
 def query(
     text: str,
     need: str,
-    subcategory: str,
+    subcategory: Subcategory,
     implicit: tuple[str, ...],
     *,
     subject: str | None = None,
     target: str | None = None,
     literal: tuple[str, ...] = ("agent_action",),
-) -> IntentQuery:
-    return IntentQuery(
+) -> ImplicitQuery:
+    return ImplicitQuery(
         id=1,
         scene="harbour",
         subcategory=subcategory,
@@ -153,7 +152,7 @@ CLEO_COMPARES = query(
 )
 
 
-def implicit(q: IntentQuery, answer: str, params: JudgeParams | None = None) -> float:
+def implicit(q: ImplicitQuery, answer: str, params: JudgeParams | None = None) -> float:
     result = ImplicitIntentJudge(params).judge(q, SCENE, answer)
     assert isinstance(result, JudgeScore), result
     return result.implicit_score

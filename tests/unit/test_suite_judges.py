@@ -9,20 +9,18 @@ from pathlib import Path
 import pytest
 
 from actors.llm import GatewayConfig, LLMGateway
+from bench.suite.datasets import ImplicitQuery, ImplicitScene, read_v2
 from bench.suite.judges import (
     FactualClaimJudge,
     ImplicitIntentJudge,
-    IntentQuery,
     JudgeFailure,
     JudgeScore,
     JudgeTally,
     LLMFactualJudge,
     LLMImplicitJudge,
-    SceneSnapshot,
     band,
     cohen_kappa,
     judge_agreement,
-    read_v2,
 )
 from tests.conftest import AURA_RELEASE
 from tests.support.openai_stub import OpenAIStub, json_reply, ok
@@ -31,7 +29,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` 
 
 QUERIES = AURA_RELEASE / "implicit_intent_queries_v2_AB.json"
 RESULTS = AURA_RELEASE / "rq_intent_v2_multiseed_AB.json"
-V2 = tuple[dict[int, IntentQuery], dict[str, SceneSnapshot]]
+V2 = tuple[dict[int, ImplicitQuery], dict[str, ImplicitScene]]
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +110,8 @@ def test_a_failing_judge_is_counted_never_passed(v2: V2) -> None:
     tally = JudgeTally()
     empty = judge.judge(queries[101], scenes["A_cafe_morning"], "   ")
     assert isinstance(empty, JudgeFailure) and empty.reason == "empty_answer"
-    broken = SceneSnapshot(public_state={"Lin Wei": None}, private_state={}, beliefs_about_others={})  # type: ignore[dict-item]
+    # A scene the loader would refuse (built unvalidated): the judge's crash is a counted failure.
+    broken = ImplicitScene.model_construct(public_state={"Lin Wei": None}, private_state={}, summary="")
     crashed = judge.judge(queries[101], broken, "Lin Wei is at the cafe.")
     assert isinstance(crashed, JudgeFailure) and crashed.reason == "judge_error"
     for result in (empty, crashed, score(v2, 101, "Lin Wei is busy at the cafe.")):

@@ -36,7 +36,7 @@ def test_every_second_order_query_names_a_belief_its_scene_holds() -> None:
     for q in suite.implicit():
         if q.subcategory == "second_order":
             assert q.agent_subject and q.target and "get_agent_private_state" in q.forbidden_tools
-            beliefs = suite.scenes[q.scene].beliefs[q.agent_subject][q.target]
+            beliefs = suite.scenes[q.scene].beliefs_about_others[q.agent_subject][q.target]
             for path in q.implicit_requires:
                 assert path.split(".", 2)[2] in beliefs, (q.id, path)
 
