@@ -22,14 +22,8 @@ def inp(**kw: object) -> RuleInput:
 
 
 def test_rule_order_is_table_6() -> None:
-    assert RULE_ORDER == (
-        "sleep",
-        "workplace_loaded",
-        "deep_focus",
-        "workplace_empty",
-        "relaxed",
-        "recent_stress",
-        "default",
+    assert " > ".join(RULE_ORDER) == (
+        "sleep > workplace_loaded > deep_focus > workplace_empty > relaxed > recent_stress > default"
     )
 
 

@@ -62,16 +62,15 @@ from messages.probes import JsonObject
 from world.episodes.apps.base import (
     MAX_INT,
     TIME_FORMAT,
+    AppApis,
     AppArgs,
     AuthArgs,
     AuthPageArgs,
     EmailAddress,
-    EpisodeTool,
     PageArgs,
     Row,
     ToolContext,
     ToolFailed,
-    app_tool,
     check_sort,
     id_field,
     in_range,
@@ -93,6 +92,7 @@ from world.episodes.apps.base import (
 )
 
 APP = "amazon"
+apis = AppApis(APP)
 NOTIFIER = "notifications@amazon.com"
 DELIVERY_FEE = 5.0
 GIFT_WRAP_FEE = 5.0
@@ -168,6 +168,19 @@ class ProductArgs(AppArgs):
     product_id: int = id_field("The product's id.")
 
 
+apis.add(
+    login_tool(APP, description="Log in to your amazon account; gives an access token."),
+    logout_tool(APP),
+    show_account_tool(
+        APP,
+        "Your own account details, private ones included.",
+        lambda ctx, user: {"is_prime": _is_prime(ctx, user)},
+    ),
+    show_profile_tool(APP, "A user's public profile, by email."),
+)
+
+
+@apis.api("One product's details, by id.")
 def show_product(ctx: ToolContext, args: ProductArgs) -> JsonObject:
     return _product_view(ctx, ctx.find(APP, "products", args.product_id, "product"))
 
@@ -193,6 +206,7 @@ class SearchProductsArgs(PageArgs):
     )
 
 
+@apis.api("Search the catalogue; optional filters by type, color, size, price, ratings and seller.")
 def search_products(ctx: ToolContext, args: SearchProductsArgs) -> list[JsonObject]:
     check_sort(args.sort_by, ("rating", "price", "delivery_days"))
     kind = None if args.product_type is None else singular(args.product_type.lower())
@@ -235,6 +249,7 @@ class SearchArgs(PageArgs):
     query: str = Field(default="", description="Words to look for.")
 
 
+@apis.api("Search sellers by name.")
 def search_sellers(ctx: ToolContext, args: SearchArgs) -> list[JsonObject]:
     sellers = ctx.rows(APP, "sellers")
     found = page(ranked(sellers, args.query, "name"), args.page_index, args.page_limit)
@@ -245,6 +260,7 @@ class SellerArgs(AppArgs):
     seller_id: int = id_field("The seller's id.")
 
 
+@apis.api("One seller's details, by id.")
 def show_seller(ctx: ToolContext, args: SellerArgs) -> JsonObject:
     seller = ctx.find(APP, "sellers", args.seller_id, "seller")
     return {"seller_id": seller["seller_id"], "name": seller.get("name"), "rating": seller.get("rating", 0.0)}
@@ -256,6 +272,7 @@ class ProductTypesArgs(AppArgs):
     page_limit: int = page_limit_field(MAX_INT, "The maximum number of results (large values list all).")
 
 
+@apis.api("Search the product types in the catalogue.")
 def search_product_types(ctx: ToolContext, args: ProductTypesArgs) -> list[str]:
     types: list[str] = []
     for p in ctx.rows(APP, "products"):
@@ -271,6 +288,7 @@ class FeatureChoicesArgs(AppArgs):
     product_type: str | None = Field(default=None, description="The product type; every product when absent.")
 
 
+@apis.api("The colors, relative sizes and sellers found among products of a type (or all products).")
 def show_product_feature_choices(ctx: ToolContext, args: FeatureChoicesArgs) -> JsonObject:
     products = ctx.rows(APP, "products")
     if args.product_type is not None:
@@ -310,6 +328,7 @@ class ReviewsArgs(PageArgs):
     )
 
 
+@apis.api("List a product's reviews, with filters.")
 def show_product_reviews(ctx: ToolContext, args: ReviewsArgs) -> list[JsonObject]:
     ctx.find(APP, "products", args.product_id, "product")
     user_id = _user_id(ctx, args.user_email)
@@ -363,6 +382,7 @@ def _rerate(ctx: ToolContext, product: dict[str, Any]) -> None:
         )
 
 
+@apis.api("Review a product (once per product).")
 def write_product_review(ctx: ToolContext, args: WriteReviewArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     product = ctx.linked(APP, "products", args.product_id, "ProductReview", "product_id")
@@ -391,6 +411,7 @@ class QuestionsArgs(PageArgs):
     sort_by: str | None = Field(default=None, description="+created_at or -created_at.")
 
 
+@apis.api("List questions asked about a product.")
 def show_product_questions(ctx: ToolContext, args: QuestionsArgs) -> list[JsonObject]:
     ctx.find(APP, "products", args.product_id, "product")
     user_id = _user_id(ctx, args.user_email)
@@ -417,6 +438,7 @@ class WriteQuestionArgs(AuthArgs):
     question: str = Field(min_length=1, description="Your question.")
 
 
+@apis.api("Ask a question about a product.")
 def write_product_question(ctx: ToolContext, args: WriteQuestionArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     ctx.find(APP, "products", args.product_id, "product")
@@ -435,6 +457,7 @@ class AnswersArgs(PageArgs):
     sort_by: str | None = Field(default=None, description="+created_at or -created_at.")
 
 
+@apis.api("List the answers to a product question.")
 def show_product_question_answers(ctx: ToolContext, args: AnswersArgs) -> list[JsonObject]:
     question = ctx.find(APP, "questions", args.question_id, "question")
     ctx.find(APP, "products", question.get("product_id"), "product")
@@ -491,6 +514,7 @@ def _check_inventory(product: dict[str, Any], quantity: int) -> None:
         raise ToolFailed(f"The inventory doesn't have {quantity} item/s available at this time.")
 
 
+@apis.api("Your cart: its items and the costs of ordering it.")
 def show_cart(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     items = []
@@ -545,6 +569,7 @@ def _add_product(
     _add_entry(ctx, collection, user, args.product_id, args.quantity)
 
 
+@apis.api("Add a quantity of a product to your cart.")
 def add_product_to_cart(ctx: ToolContext, args: AddToCartArgs) -> JsonObject:
     _add_product(ctx, args, "cart_items", args.clear_cart_first)
     return {"message": "Product/s added to the cart."}
@@ -555,6 +580,7 @@ class CartQuantityArgs(AuthArgs):
     quantity: int = Field(ge=0, description="The new quantity (0 removes the product).")
 
 
+@apis.api("Set the quantity of a product in your cart (0 removes it).")
 def update_product_quantity_in_cart(ctx: ToolContext, args: CartQuantityArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     product = ctx.find(APP, "products", args.product_id, "product")
@@ -573,6 +599,7 @@ class CartProductArgs(AuthArgs):
     product_id: int = id_field("The product in the cart.")
 
 
+@apis.api("Remove a product from your cart.")
 def delete_product_from_cart(ctx: ToolContext, args: CartProductArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     ctx.find(APP, "products", args.product_id, "product")
@@ -583,12 +610,14 @@ def delete_product_from_cart(ctx: ToolContext, args: CartProductArgs) -> JsonObj
     return {"message": "Deleted the product from your cart."}
 
 
+@apis.api("Empty your cart.")
 def clear_cart(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     _clear(ctx, "cart_items", user)
     return {"message": "Cleared the items from your cart."}
 
 
+@apis.api("The products in your wish list.")
 def show_wish_list(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     out = []
@@ -611,6 +640,7 @@ class AddToWishListArgs(AuthArgs):
     clear_wish_list_first: bool = Field(default=False, description="Empty the wish list before adding.")
 
 
+@apis.api("Add a quantity of a product to your wish list.")
 def add_product_to_wish_list(ctx: ToolContext, args: AddToWishListArgs) -> JsonObject:
     _add_product(ctx, args, "wish_list_items", args.clear_wish_list_first)
     return {"message": "Product/s added to the wish list."}
@@ -642,10 +672,12 @@ def _move(ctx: ToolContext, args: MoveArgs, *, to_wish_list: bool) -> JsonObject
     return {"message": f"{args.quantity} product/s moved from the {where} to the {there}."}
 
 
+@apis.api("Move a quantity of a product from your cart to your wish list.")
 def move_product_from_cart_to_wish_list(ctx: ToolContext, args: MoveArgs) -> JsonObject:
     return _move(ctx, args, to_wish_list=True)
 
 
+@apis.api("Move a quantity of a product from your wish list to your cart.")
 def move_product_from_wish_list_to_cart(ctx: ToolContext, args: MoveArgs) -> JsonObject:
     return _move(ctx, args, to_wish_list=False)
 
@@ -664,6 +696,7 @@ _CARD_FIELDS = (
 _ADDRESS_FIELDS = ("address_id", "name", "street_address", "city", "state", "country", "zip_code")
 
 
+@apis.api("Your saved payment cards.")
 def show_payment_cards(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     return [pick(c, *_CARD_FIELDS) for c in ctx.mine(APP, "payment_cards", user)]
@@ -673,12 +706,14 @@ class PaymentCardArgs(AuthArgs):
     payment_card_id: int = id_field("The payment card's id.")
 
 
+@apis.api("One of your payment cards, by id.")
 def show_payment_card(ctx: ToolContext, args: PaymentCardArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     card = ctx.owned(APP, "payment_cards", args.payment_card_id, "payment card", user)
     return pick(card, *_CARD_FIELDS)
 
 
+@apis.api("Your saved addresses.")
 def show_addresses(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     return [pick(a, *_ADDRESS_FIELDS) for a in ctx.mine(APP, "addresses", user)]
@@ -693,6 +728,7 @@ class AddAddressArgs(AuthArgs):
     zip_code: int = Field(ge=10000, lt=100000, description="The 5-digit zip code.")
 
 
+@apis.api("Save a new address.")
 def add_address(ctx: ToolContext, args: AddAddressArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     address = ctx.insert(
@@ -745,37 +781,6 @@ def _order_view(ctx: ToolContext, order: dict[str, Any]) -> JsonObject:
     }
 
 
-class OrdersArgs(AuthPageArgs):
-    query: str = Field(default="", description="Words to look for in the ordered products' names and types.")
-    sort_by: str | None = Field(
-        default=None,
-        description="+field or -field, field one of paid_amount, created_at (default -created_at).",
-    )
-
-
-def show_orders(ctx: ToolContext, args: OrdersArgs) -> list[JsonObject]:
-    user = ctx.user(APP, args.access_token)
-    views = [_order_view(ctx, o) for o in ctx.mine(APP, "orders", user)]
-    products = {p["product_id"]: p for p in ctx.rows(APP, "products")}
-
-    def text(view: dict[str, Any]) -> str:
-        found = [products.get(i["product_id"], {}) for i in view["order_items"]]
-        return " ".join(f"{p.get('name', '')} {p.get('product_type', '')}" for p in found)
-
-    return retrieve(
-        ((text(v), v) for v in views), args, ("paid_amount", "created_at"), default_sort="-created_at"
-    )
-
-
-class OrderArgs(AuthArgs):
-    order_id: int = id_field("The order's id.")
-
-
-def show_order(ctx: ToolContext, args: OrderArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    return _order_view(ctx, ctx.owned(APP, "orders", args.order_id, "order", user))
-
-
 class PlaceOrderArgs(AuthArgs):
     payment_card_id: int = id_field("The payment card to pay with.")
     address_id: int = id_field("The address to ship to.")
@@ -786,6 +791,7 @@ def _delivery_time(ctx: ToolContext, days: int) -> str:
     return start.replace(hour=19, minute=0, second=0).strftime(TIME_FORMAT)
 
 
+@apis.api("Order everything in your cart, paid with one of your cards and shipped to one of your addresses.")
 def place_order(ctx: ToolContext, args: PlaceOrderArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     card = ctx.owned(APP, "payment_cards", args.payment_card_id, "payment card", user)
@@ -858,6 +864,39 @@ def place_order(ctx: ToolContext, args: PlaceOrderArgs) -> JsonObject:
     }
 
 
+class OrdersArgs(AuthPageArgs):
+    query: str = Field(default="", description="Words to look for in the ordered products' names and types.")
+    sort_by: str | None = Field(
+        default=None,
+        description="+field or -field, field one of paid_amount, created_at (default -created_at).",
+    )
+
+
+@apis.api("List or search your past orders (newest first).")
+def show_orders(ctx: ToolContext, args: OrdersArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    views = [_order_view(ctx, o) for o in ctx.mine(APP, "orders", user)]
+    products = {p["product_id"]: p for p in ctx.rows(APP, "products")}
+
+    def text(view: dict[str, Any]) -> str:
+        found = [products.get(i["product_id"], {}) for i in view["order_items"]]
+        return " ".join(f"{p.get('name', '')} {p.get('product_type', '')}" for p in found)
+
+    return retrieve(
+        ((text(v), v) for v in views), args, ("paid_amount", "created_at"), default_sort="-created_at"
+    )
+
+
+class OrderArgs(AuthArgs):
+    order_id: int = id_field("The order's id.")
+
+
+@apis.api("One of your orders, by id.")
+def show_order(ctx: ToolContext, args: OrderArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    return _order_view(ctx, ctx.owned(APP, "orders", args.order_id, "order", user))
+
+
 def _confirm(
     ctx: ToolContext, user: dict[str, Any], order_id: int, lines: list[tuple[dict[str, Any], dict[str, Any]]]
 ) -> None:
@@ -883,132 +922,4 @@ def _confirm(
 
 # ---------------------------------------------------------------- the tools
 
-TOOLS: tuple[EpisodeTool[Any], ...] = (
-    login_tool(APP, description="Log in to your amazon account; gives an access token."),
-    logout_tool(APP),
-    show_account_tool(
-        APP,
-        "Your own account details, private ones included.",
-        lambda ctx, user: {"is_prime": _is_prime(ctx, user)},
-    ),
-    show_profile_tool(APP, "A user's public profile, by email."),
-    app_tool(APP, "show_product", "One product's details, by id.", ProductArgs, show_product),
-    app_tool(
-        APP,
-        "search_products",
-        "Search the catalogue; optional filters by type, color, size, price, ratings and seller.",
-        SearchProductsArgs,
-        search_products,
-    ),
-    app_tool(APP, "search_sellers", "Search sellers by name.", SearchArgs, search_sellers),
-    app_tool(APP, "show_seller", "One seller's details, by id.", SellerArgs, show_seller),
-    app_tool(
-        APP,
-        "search_product_types",
-        "Search the product types in the catalogue.",
-        ProductTypesArgs,
-        search_product_types,
-    ),
-    app_tool(
-        APP,
-        "show_product_feature_choices",
-        "The colors, relative sizes and sellers found among products of a type (or all products).",
-        FeatureChoicesArgs,
-        show_product_feature_choices,
-    ),
-    app_tool(
-        APP,
-        "show_product_reviews",
-        "List a product's reviews, with filters.",
-        ReviewsArgs,
-        show_product_reviews,
-    ),
-    app_tool(
-        APP,
-        "write_product_review",
-        "Review a product (once per product).",
-        WriteReviewArgs,
-        write_product_review,
-    ),
-    app_tool(
-        APP,
-        "show_product_questions",
-        "List questions asked about a product.",
-        QuestionsArgs,
-        show_product_questions,
-    ),
-    app_tool(
-        APP,
-        "write_product_question",
-        "Ask a question about a product.",
-        WriteQuestionArgs,
-        write_product_question,
-    ),
-    app_tool(
-        APP,
-        "show_product_question_answers",
-        "List the answers to a product question.",
-        AnswersArgs,
-        show_product_question_answers,
-    ),
-    app_tool(APP, "show_cart", "Your cart: its items and the costs of ordering it.", AuthArgs, show_cart),
-    app_tool(
-        APP,
-        "add_product_to_cart",
-        "Add a quantity of a product to your cart.",
-        AddToCartArgs,
-        add_product_to_cart,
-    ),
-    app_tool(
-        APP,
-        "update_product_quantity_in_cart",
-        "Set the quantity of a product in your cart (0 removes it).",
-        CartQuantityArgs,
-        update_product_quantity_in_cart,
-    ),
-    app_tool(
-        APP,
-        "delete_product_from_cart",
-        "Remove a product from your cart.",
-        CartProductArgs,
-        delete_product_from_cart,
-    ),
-    app_tool(APP, "clear_cart", "Empty your cart.", AuthArgs, clear_cart),
-    app_tool(APP, "show_wish_list", "The products in your wish list.", AuthArgs, show_wish_list),
-    app_tool(
-        APP,
-        "add_product_to_wish_list",
-        "Add a quantity of a product to your wish list.",
-        AddToWishListArgs,
-        add_product_to_wish_list,
-    ),
-    app_tool(
-        APP,
-        "move_product_from_cart_to_wish_list",
-        "Move a quantity of a product from your cart to your wish list.",
-        MoveArgs,
-        move_product_from_cart_to_wish_list,
-    ),
-    app_tool(
-        APP,
-        "move_product_from_wish_list_to_cart",
-        "Move a quantity of a product from your wish list to your cart.",
-        MoveArgs,
-        move_product_from_wish_list_to_cart,
-    ),
-    app_tool(APP, "show_payment_cards", "Your saved payment cards.", AuthArgs, show_payment_cards),
-    app_tool(
-        APP, "show_payment_card", "One of your payment cards, by id.", PaymentCardArgs, show_payment_card
-    ),
-    app_tool(APP, "show_addresses", "Your saved addresses.", AuthArgs, show_addresses),
-    app_tool(APP, "add_address", "Save a new address.", AddAddressArgs, add_address),
-    app_tool(
-        APP,
-        "place_order",
-        "Order everything in your cart, paid with one of your cards and shipped to one of your addresses.",
-        PlaceOrderArgs,
-        place_order,
-    ),
-    app_tool(APP, "show_orders", "List or search your past orders (newest first).", OrdersArgs, show_orders),
-    app_tool(APP, "show_order", "One of your orders, by id.", OrderArgs, show_order),
-)
+TOOLS = apis.tools

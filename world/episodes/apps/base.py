@@ -27,12 +27,13 @@ our own):
 from __future__ import annotations
 
 import hashlib
+import inspect
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Annotated, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Protocol, TypeVar, get_type_hints
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -410,6 +411,33 @@ class EpisodeTool(Generic[A]):
 
 def app_tool(app: str, api: str, description: str, args_model: type[A], run: RunFn[A]) -> EpisodeTool[A]:
     return EpisodeTool(f"{APP_PREFIX}{app}__{api}", description, args_model, run, app)
+
+
+class AppApis:
+    """One app's tools in the order they are published: ``@apis.api(description)`` over a run
+    function publishes it as ``<app>__<function name>``, with the argument model its second
+    parameter is annotated with (what a tool table said three times: name, model, function);
+    ``add`` puts in the tools the app shares with others (login, logout, flag setters)."""
+
+    def __init__(self, app: str) -> None:
+        self.app = app
+        self._tools: list[EpisodeTool[Any]] = []
+
+    def api(self, description: str) -> Callable[[RunFn[A]], RunFn[A]]:
+        def publish(run: RunFn[A]) -> RunFn[A]:
+            second = list(inspect.signature(run).parameters)[1]
+            args_model: type[A] = get_type_hints(run)[second]
+            self._tools.append(app_tool(self.app, run.__name__, description, args_model, run))  # type: ignore[attr-defined]
+            return run
+
+        return publish
+
+    def add(self, *tools: EpisodeTool[Any]) -> None:
+        self._tools.extend(tools)
+
+    @property
+    def tools(self) -> tuple[EpisodeTool[Any], ...]:
+        return tuple(self._tools)
 
 
 # ---------------------------------------------------------------- accounts

@@ -44,6 +44,7 @@ from world.episodes.apps.base import (
     MAX_DATE,
     MIN_DATE,
     USERS,
+    AppApis,
     AppArgs,
     AuthArgs,
     AuthPageArgs,
@@ -68,6 +69,7 @@ from world.episodes.apps.base import (
 from world.episodes.apps.state import allocate_id
 
 APP = "gmail"
+apis = AppApis(APP)
 NO_SUBJECT = "(no subject)"
 _THREAD_SORTS = ("created_at", "updated_at")
 
@@ -522,6 +524,13 @@ _REPLY_SUBJECT = (
 # ---------------------------------------------------------------- accounts
 
 
+apis.add(
+    login_tool(APP),
+    logout_tool(APP),
+)
+
+
+@apis.api("Create a gmail account.")
 def signup(ctx: ToolContext, args: SignupArgs) -> JsonObject:
     if ctx.account(APP, args.email) is not None:
         raise Conflict("User with this email already exists.")
@@ -585,14 +594,22 @@ def _thread_text(ctx: ToolContext, emails: list[dict[str, Any]]) -> str:
     return " ".join(parts)
 
 
+apis.add(
+    search_users_tool(APP, "Find gmail users by name or address."),
+)
+
+
+@apis.api("List or search the threads you received mail in (without the emails' text).")
 def show_inbox_threads(ctx: ToolContext, args: ThreadListArgs) -> list[JsonObject]:
     return _threads(ctx, args, "incoming")
 
 
+@apis.api("List or search the threads you sent mail in (without the emails' text).")
 def show_outbox_threads(ctx: ToolContext, args: ThreadListArgs) -> list[JsonObject]:
     return _threads(ctx, args, "outgoing")
 
 
+@apis.api("Show a thread with its emails and drafts.")
 def show_thread(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
@@ -622,6 +639,7 @@ def show_thread(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
     }
 
 
+@apis.api("Count your inbox, outbox, archived and spam threads and your drafts.")
 def show_category_sizes(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     mine = [_thread_summary(ctx, t) for t in ctx.mine(APP, "email_threads", user)]
@@ -635,20 +653,6 @@ def show_category_sizes(ctx: ToolContext, args: AuthArgs) -> JsonObject:
         "unscheduled_drafts": sum(1 for d in drafts if d.get("scheduled_send_at") is None),
         "scheduled_drafts": sum(1 for d in drafts if d.get("scheduled_send_at") is not None),
     }
-
-
-def label_thread(ctx: ToolContext, args: LabelArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
-    thread["label"] = args.label
-    return {"message": "Email thread labeled."}
-
-
-def unlabel_thread(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
-    user = ctx.user(APP, args.access_token)
-    thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
-    thread["label"] = None
-    return {"message": "Email thread unlabelled."}
 
 
 def _flag_tool(api: str, flag: str, value: bool, state: str, description: str) -> EpisodeTool[ThreadArgs]:
@@ -668,6 +672,7 @@ def _flag_tool(api: str, flag: str, value: bool, state: str, description: str) -
 # ---------------------------------------------------------------- emails
 
 
+@apis.api("Show one email in full.")
 def show_email(ctx: ToolContext, args: EmailArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     email = ctx.find(APP, "emails", args.email_id, "email")
@@ -678,6 +683,7 @@ def show_email(ctx: ToolContext, args: EmailArgs) -> JsonObject:
     return _email_view(ctx, email)
 
 
+@apis.api("Send a new email to one or more gmail users.")
 def send_email(ctx: ToolContext, args: SendEmailArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     if not args.email_addresses:
@@ -689,6 +695,7 @@ def send_email(ctx: ToolContext, args: SendEmailArgs) -> JsonObject:
     return {"message": "Sent email.", "sent_email_thread_id": thread_id, "sent_email_id": email["email_id"]}
 
 
+@apis.api("Reply to an email of a thread.")
 def reply_to_email(ctx: ToolContext, args: ReplyArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
@@ -726,6 +733,7 @@ def _forward_text(ctx: ToolContext, emails: list[dict[str, Any]]) -> str:
     return "\n---------- Forwarded message ----------\n".join(parts)
 
 
+@apis.api("Forward a whole thread to one or more gmail users (or save the forward as a draft).")
 def forward_email_thread(ctx: ToolContext, args: ForwardThreadArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     if not args.email_addresses:
@@ -799,6 +807,7 @@ def _new_draft(
     return int(draft["draft_id"])
 
 
+@apis.api("Save a new draft.")
 def create_draft(ctx: ToolContext, args: CreateDraftArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     recipients = [str(ctx.user_by_email(APP, a)["email"]) for a in args.recipient_email_addresses]
@@ -821,6 +830,7 @@ def create_draft(ctx: ToolContext, args: CreateDraftArgs) -> JsonObject:
     return {"message": "Draft created.", "draft_id": draft_id}
 
 
+@apis.api("Change a draft.")
 def update_draft(ctx: ToolContext, args: UpdateDraftArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     draft = ctx.owned(APP, "drafts", args.draft_id, "draft", user)
@@ -849,6 +859,7 @@ def update_draft(ctx: ToolContext, args: UpdateDraftArgs) -> JsonObject:
     return {"message": "Draft updated."}
 
 
+@apis.api("List or search your drafts.")
 def show_drafts(ctx: ToolContext, args: ShowDraftsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     bounds = date_bounds(args.min_created_at, args.max_created_at, "min_created_at", "max_created_at")
@@ -869,11 +880,13 @@ def show_drafts(ctx: ToolContext, args: ShowDraftsArgs) -> list[JsonObject]:
     return retrieve(items, args, _THREAD_SORTS, default_sort="-updated_at")
 
 
+@apis.api("Show one draft.")
 def show_draft(ctx: ToolContext, args: DraftArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     return _draft_view(ctx, ctx.owned(APP, "drafts", args.draft_id, "draft", user))
 
 
+@apis.api("Send a draft now.")
 def send_email_from_draft(ctx: ToolContext, args: SendDraftArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     draft = ctx.owned(APP, "drafts", args.draft_id, "draft", user)
@@ -916,56 +929,30 @@ def send_email_from_draft(ctx: ToolContext, args: SendDraftArgs) -> JsonObject:
     }
 
 
+@apis.api("Put a label on a thread.")
+def label_thread(ctx: ToolContext, args: LabelArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
+    thread["label"] = args.label
+    return {"message": "Email thread labeled."}
+
+
+@apis.api("Remove a thread's label.")
+def unlabel_thread(ctx: ToolContext, args: ThreadArgs) -> JsonObject:
+    user = ctx.user(APP, args.access_token)
+    thread = ctx.owned(APP, "email_threads", args.email_thread_id, "email thread", user)
+    thread["label"] = None
+    return {"message": "Email thread unlabelled."}
+
+
 # ---------------------------------------------------------------- tools
 
-TOOLS: tuple[EpisodeTool[Any], ...] = (
-    login_tool(APP),
-    logout_tool(APP),
-    app_tool(APP, "signup", "Create a gmail account.", SignupArgs, signup),
-    search_users_tool(APP, "Find gmail users by name or address."),
-    app_tool(
-        APP,
-        "show_inbox_threads",
-        "List or search the threads you received mail in (without the emails' text).",
-        ThreadListArgs,
-        show_inbox_threads,
-    ),
-    app_tool(
-        APP,
-        "show_outbox_threads",
-        "List or search the threads you sent mail in (without the emails' text).",
-        ThreadListArgs,
-        show_outbox_threads,
-    ),
-    app_tool(APP, "show_thread", "Show a thread with its emails and drafts.", ThreadArgs, show_thread),
-    app_tool(
-        APP,
-        "show_category_sizes",
-        "Count your inbox, outbox, archived and spam threads and your drafts.",
-        AuthArgs,
-        show_category_sizes,
-    ),
-    app_tool(APP, "show_email", "Show one email in full.", EmailArgs, show_email),
-    app_tool(APP, "send_email", "Send a new email to one or more gmail users.", SendEmailArgs, send_email),
-    app_tool(APP, "reply_to_email", "Reply to an email of a thread.", ReplyArgs, reply_to_email),
-    app_tool(
-        APP,
-        "forward_email_thread",
-        "Forward a whole thread to one or more gmail users (or save the forward as a draft).",
-        ForwardThreadArgs,
-        forward_email_thread,
-    ),
-    app_tool(APP, "create_draft", "Save a new draft.", CreateDraftArgs, create_draft),
-    app_tool(APP, "update_draft", "Change a draft.", UpdateDraftArgs, update_draft),
-    app_tool(APP, "show_drafts", "List or search your drafts.", ShowDraftsArgs, show_drafts),
-    app_tool(APP, "show_draft", "Show one draft.", DraftArgs, show_draft),
-    app_tool(APP, "send_email_from_draft", "Send a draft now.", SendDraftArgs, send_email_from_draft),
-    app_tool(APP, "label_thread", "Put a label on a thread.", LabelArgs, label_thread),
-    app_tool(APP, "unlabel_thread", "Remove a thread's label.", ThreadArgs, unlabel_thread),
+apis.add(
     _flag_tool("mark_thread_read", "read", True, "read", "Mark a thread as read."),
     _flag_tool("mark_thread_unread", "read", False, "unread", "Mark a thread as unread."),
     _flag_tool("mark_thread_archived", "archived", True, "archived", "Archive a thread."),
     _flag_tool("mark_thread_starred", "starred", True, "starred", "Star a thread."),
 )
+TOOLS = apis.tools
 
 __all__ = ["APP", "TOOLS", "deliver_email"]

@@ -24,7 +24,6 @@ is one, else the user's own name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -34,16 +33,15 @@ from messages.probes import JsonObject
 from world.episodes.apps.base import (
     TIME_FORMAT,
     USERS,
+    AppApis,
     AuthArgs,
     AuthPageArgs,
     Conflict,
     EmailAddress,
-    EpisodeTool,
     NoAppArgs,
     Row,
     ToolContext,
     ToolInvalid,
-    app_tool,
     full_name,
     id_field,
     login_tool,
@@ -59,6 +57,7 @@ from world.episodes.apps.base import (
 )
 
 APP = "phone"
+apis = AppApis(APP)
 MIN_DATETIME = "1500-01-01|00:00:00"
 MAX_DATETIME = "3000-01-01|00:00:00"
 Day = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
@@ -244,19 +243,13 @@ def _sent(text: Row, field: str = "created_at") -> str:
 # ---------------------------------------------------------------- contacts
 
 
-def search_contacts(ctx: ToolContext, args: SearchContactsArgs) -> list[JsonObject]:
-    user = ctx.user(APP, args.access_token)
-    wanted = singular(args.relationship.lower()) if args.relationship is not None else None
-    mine = [
-        c
-        for c in ctx.mine(APP, "contacts", user)
-        if wanted is None or any(singular(str(r).lower()) == wanted for r in c.get("relationships") or [])
-    ]
-    fields = ("first_name", "last_name", "email", "phone_number", "home_address", "work_address")
-    items = [(search_text(*(c.get(f) or "" for f in fields), c.get("relationships") or []), c) for c in mine]
-    return [_contact_view(c) for c in retrieve(items, args, default_sort="-created_at")]
+apis.add(
+    login_tool(APP, login_by="phone_number"),
+    logout_tool(APP),
+)
 
 
+@apis.api("Add a person to your contact book.")
 def add_contact(ctx: ToolContext, args: AddContactArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     if args.birthday is not None:
@@ -277,6 +270,7 @@ def add_contact(ctx: ToolContext, args: AddContactArgs) -> JsonObject:
     return {"message": "Contact added.", "contact_id": contact["contact_id"]}
 
 
+@apis.api("Change a contact's details.")
 def update_contact(ctx: ToolContext, args: UpdateContactArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     contact = ctx.owned(APP, "contacts", args.contact_id, "contact", user)
@@ -288,6 +282,20 @@ def update_contact(ctx: ToolContext, args: UpdateContactArgs) -> JsonObject:
     if args.relationships is not None:
         contact["relationships"] = list(args.relationships)
     return {"message": "Contact updated."}
+
+
+@apis.api("List or search your contacts (optionally one relationship).")
+def search_contacts(ctx: ToolContext, args: SearchContactsArgs) -> list[JsonObject]:
+    user = ctx.user(APP, args.access_token)
+    wanted = singular(args.relationship.lower()) if args.relationship is not None else None
+    mine = [
+        c
+        for c in ctx.mine(APP, "contacts", user)
+        if wanted is None or any(singular(str(r).lower()) == wanted for r in c.get("relationships") or [])
+    ]
+    fields = ("first_name", "last_name", "email", "phone_number", "home_address", "work_address")
+    items = [(search_text(*(c.get(f) or "" for f in fields), c.get("relationships") or []), c) for c in mine]
+    return [_contact_view(c) for c in retrieve(items, args, default_sort="-created_at")]
 
 
 # ---------------------------------------------------------------- text messages
@@ -308,6 +316,7 @@ def _new_text(ctx: ToolContext, owner: Any, *, sender: Any, receiver: Any, messa
     return int(text["text_message_id"])
 
 
+@apis.api("Send a text message to a phone number.")
 def send_text_message(ctx: ToolContext, args: SendTextArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     receiver = _phone_user(ctx, args.phone_number)
@@ -319,6 +328,7 @@ def send_text_message(ctx: ToolContext, args: SendTextArgs) -> JsonObject:
     return {"message": "Text message sent.", "text_message_id": text_id}
 
 
+@apis.api("List or search your text messages.")
 def search_text_messages(ctx: ToolContext, args: SearchTextsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     me = user.get("phone_number")
@@ -338,11 +348,13 @@ def search_text_messages(ctx: ToolContext, args: SearchTextsArgs) -> list[JsonOb
     return [_text_view(ctx, t) for t in found]
 
 
+@apis.api("Show one text message.")
 def show_text_message(ctx: ToolContext, args: TextArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     return _text_view(ctx, ctx.owned(APP, "text_messages", args.text_message_id, "text message", user))
 
 
+@apis.api("Show your text messages with one phone number within a time window.")
 def show_text_message_window(ctx: ToolContext, args: TextWindowArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     low = parse_send_time(args.min_datetime, "min_datetime")
@@ -380,6 +392,7 @@ def _alarm_view(ctx: ToolContext, alarm: dict[str, Any]) -> JsonObject:
     }
 
 
+@apis.api("Set a new alarm.")
 def create_alarm(ctx: ToolContext, args: CreateAlarmArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     _check_time(args.time)
@@ -397,11 +410,13 @@ def create_alarm(ctx: ToolContext, args: CreateAlarmArgs) -> JsonObject:
     return {"message": "Alarm created successfully.", "alarm_id": alarm["alarm_id"]}
 
 
+@apis.api("Show one alarm.")
 def show_alarm(ctx: ToolContext, args: AlarmArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     return _alarm_view(ctx, ctx.owned(APP, "alarms", args.alarm_id, "alarm", user))
 
 
+@apis.api("Change an alarm.")
 def update_alarm(ctx: ToolContext, args: UpdateAlarmArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     alarm = ctx.owned(APP, "alarms", args.alarm_id, "alarm", user)
@@ -413,53 +428,12 @@ def update_alarm(ctx: ToolContext, args: UpdateAlarmArgs) -> JsonObject:
     return {"message": "Alarm updated successfully."}
 
 
+@apis.api("Show today's date and the time.")
 def get_current_date_and_time(ctx: ToolContext, args: NoAppArgs) -> JsonObject:
     now = datetime.strptime(ctx.timestamp(), TIME_FORMAT)
     return {"date": now.strftime("%A, %B %d, %Y"), "time": now.strftime("%I:%M %p")}
 
 
-def _tools() -> Iterable[EpisodeTool[Any]]:
-    yield login_tool(APP, login_by="phone_number")
-    yield logout_tool(APP)
-    yield app_tool(APP, "add_contact", "Add a person to your contact book.", AddContactArgs, add_contact)
-    yield app_tool(APP, "update_contact", "Change a contact's details.", UpdateContactArgs, update_contact)
-    yield app_tool(
-        APP,
-        "search_contacts",
-        "List or search your contacts (optionally one relationship).",
-        SearchContactsArgs,
-        search_contacts,
-    )
-    yield app_tool(
-        APP, "send_text_message", "Send a text message to a phone number.", SendTextArgs, send_text_message
-    )
-    yield app_tool(
-        APP,
-        "search_text_messages",
-        "List or search your text messages.",
-        SearchTextsArgs,
-        search_text_messages,
-    )
-    yield app_tool(APP, "show_text_message", "Show one text message.", TextArgs, show_text_message)
-    yield app_tool(
-        APP,
-        "show_text_message_window",
-        "Show your text messages with one phone number within a time window.",
-        TextWindowArgs,
-        show_text_message_window,
-    )
-    yield app_tool(APP, "create_alarm", "Set a new alarm.", CreateAlarmArgs, create_alarm)
-    yield app_tool(APP, "show_alarm", "Show one alarm.", AlarmArgs, show_alarm)
-    yield app_tool(APP, "update_alarm", "Change an alarm.", UpdateAlarmArgs, update_alarm)
-    yield app_tool(
-        APP,
-        "get_current_date_and_time",
-        "Show today's date and the time.",
-        NoAppArgs,
-        get_current_date_and_time,
-    )
-
-
-TOOLS: tuple[EpisodeTool[Any], ...] = tuple(_tools())
+TOOLS = apis.tools
 
 __all__ = ["APP", "TOOLS"]

@@ -22,14 +22,13 @@ from pydantic import Field
 
 from messages.probes import JsonObject
 from world.episodes.apps.base import (
+    AppApis,
     AuthArgs,
     AuthPageArgs,
-    EpisodeTool,
     Row,
     ToolContext,
     ToolFailed,
     ToolNotFound,
-    app_tool,
     check_unique,
     id_field,
     login_tool,
@@ -42,6 +41,7 @@ from world.episodes.apps.base import (
 )
 
 APP = "simple_note"
+apis = AppApis(APP)
 _SORT_FIELDS = ("created_at", "updated_at", "pinned")
 
 # ---------------------------------------------------------------- arguments
@@ -120,6 +120,15 @@ def _sort_value(note: Row, name: str) -> Any:
 # ---------------------------------------------------------------- APIs
 
 
+apis.add(
+    login_tool(APP),
+    logout_tool(APP),
+    show_account_tool(APP, "Show your own Simple Note account details."),
+    show_profile_tool(APP, "Show the public profile of a Simple Note user by email."),
+)
+
+
+@apis.api("Create a note (titles are unique among your notes).")
 def create_note(ctx: ToolContext, args: CreateNoteArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     tags = [tag.strip() for tag in args.tags or []]
@@ -143,11 +152,13 @@ def create_note(ctx: ToolContext, args: CreateNoteArgs) -> JsonObject:
     return {"message": "Note created.", "note_id": note["note_id"]}
 
 
+@apis.api("Show one of your notes with its content.")
 def show_note(ctx: ToolContext, args: NoteArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     return _view(_own_note(ctx, user, args.note_id), content=True)
 
 
+@apis.api("Change a note's title, content (replaced whole), tags or pinned status.")
 def update_note(ctx: ToolContext, args: UpdateNoteArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     note = _own_note(ctx, user, args.note_id)
@@ -160,6 +171,7 @@ def update_note(ctx: ToolContext, args: UpdateNoteArgs) -> JsonObject:
     return {"message": "Note updated."}
 
 
+@apis.api("Append or prepend text to a note's content, on its own line.")
 def add_content_to_note(ctx: ToolContext, args: AddContentArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     note = _own_note(ctx, user, args.note_id)
@@ -171,12 +183,17 @@ def add_content_to_note(ctx: ToolContext, args: AddContentArgs) -> JsonObject:
     return {"message": "Content prepended to note."}
 
 
+@apis.api("Delete one of your notes.")
 def delete_note(ctx: ToolContext, args: NoteArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     ctx.remove(APP, "notes", _own_note(ctx, user, args.note_id))
     return {"message": "Note deleted."}
 
 
+@apis.api(
+    "List your notes without their content: a query ranks them (it does not filter), tags and"
+    " pinned filter, pinned notes come first."
+)
 def search_notes(ctx: ToolContext, args: SearchNotesArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     notes = sorted(ctx.mine(APP, "notes", user), key=lambda n: n["note_id"])
@@ -194,36 +211,4 @@ def search_notes(ctx: ToolContext, args: SearchNotesArgs) -> list[JsonObject]:
     return [_view(n, content=False) for n in notes]
 
 
-TOOLS: tuple[EpisodeTool[Any], ...] = (
-    login_tool(APP),
-    logout_tool(APP),
-    show_account_tool(APP, "Show your own Simple Note account details."),
-    show_profile_tool(APP, "Show the public profile of a Simple Note user by email."),
-    app_tool(
-        APP, "create_note", "Create a note (titles are unique among your notes).", CreateNoteArgs, create_note
-    ),
-    app_tool(APP, "show_note", "Show one of your notes with its content.", NoteArgs, show_note),
-    app_tool(
-        APP,
-        "update_note",
-        "Change a note's title, content (replaced whole), tags or pinned status.",
-        UpdateNoteArgs,
-        update_note,
-    ),
-    app_tool(
-        APP,
-        "add_content_to_note",
-        "Append or prepend text to a note's content, on its own line.",
-        AddContentArgs,
-        add_content_to_note,
-    ),
-    app_tool(APP, "delete_note", "Delete one of your notes.", NoteArgs, delete_note),
-    app_tool(
-        APP,
-        "search_notes",
-        "List your notes without their content: a query ranks them (it does not filter), tags and"
-        " pinned filter, pinned notes come first.",
-        SearchNotesArgs,
-        search_notes,
-    ),
-)
+TOOLS = apis.tools

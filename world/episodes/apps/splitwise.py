@@ -36,15 +36,14 @@ from world.episodes.apps.base import (
     MAX_DATE,
     MAX_INT,
     MIN_DATE,
+    AppApis,
     AuthArgs,
     AuthPageArgs,
     EmailAddress,
-    EpisodeTool,
     Row,
     ToolContext,
     ToolFailed,
     ToolNotFound,
-    app_tool,
     date_bounds,
     id_field,
     in_dates,
@@ -65,6 +64,7 @@ from world.episodes.apps.base import (
 )
 
 APP = "splitwise"
+apis = AppApis(APP)
 NO_GROUP_NAME = "Non-Group Entries"
 
 # ---------------------------------------------------------------- arguments
@@ -373,6 +373,15 @@ def _people_totals(ctx: ToolContext, user: dict[str, Any]) -> dict[int, float]:
 # ---------------------------------------------------------------- account APIs
 
 
+apis.add(
+    login_tool(APP),
+    logout_tool(APP),
+    show_account_tool(APP, "Show your own Splitwise account details."),
+    show_profile_tool(APP, "Show the public profile of a Splitwise user by email."),
+)
+
+
+@apis.api("Find Splitwise users by name or email, with what you and each of them owe.")
 def search_users(ctx: ToolContext, args: SearchUsersArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     balances = _people_totals(ctx, user)
@@ -389,6 +398,7 @@ def search_users(ctx: ToolContext, args: SearchUsersArgs) -> list[JsonObject]:
 # ---------------------------------------------------------------- groups
 
 
+@apis.api("Create a group (you are a member) with the given members.")
 def create_group(ctx: ToolContext, args: CreateGroupArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     member_ids = [user["user_id"]]
@@ -412,11 +422,13 @@ def create_group(ctx: ToolContext, args: CreateGroupArgs) -> JsonObject:
     return {"message": "Group created.", "group_id": group["group_id"]}
 
 
+@apis.api("Show a group you belong to, with its members.")
 def show_group(ctx: ToolContext, args: GroupArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     return _group_view(ctx, _own_group(ctx, user, args.group_id))
 
 
+@apis.api("List the groups you belong to, newest first.")
 def show_groups(ctx: ToolContext, args: ShowGroupsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     groups = [
@@ -428,6 +440,7 @@ def show_groups(ctx: ToolContext, args: ShowGroupsArgs) -> list[JsonObject]:
     return [_group_view(ctx, g) for g in page(groups, args.page_index, args.page_limit)]
 
 
+@apis.api("Add a Splitwise user to one of your groups.")
 def add_member_to_group(ctx: ToolContext, args: MemberArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     group = _own_group(ctx, user, args.group_id)
@@ -438,6 +451,7 @@ def add_member_to_group(ctx: ToolContext, args: MemberArgs) -> JsonObject:
     return {"message": "Member added to the group."}
 
 
+@apis.api("Remove a member from one of your groups.")
 def remove_member_from_group(ctx: ToolContext, args: MemberArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     group = _own_group(ctx, user, args.group_id)
@@ -451,6 +465,10 @@ def remove_member_from_group(ctx: ToolContext, args: MemberArgs) -> JsonObject:
 # ---------------------------------------------------------------- expenses
 
 
+@apis.api(
+    "Record an expense paid by one user and owed by the debtors (equal shares unless debt_amounts"
+    " are given; they must add up to paid_amount)."
+)
 def record_expense(ctx: ToolContext, args: RecordExpenseArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     if not args.debtor_emails:
@@ -519,10 +537,12 @@ def _expense(ctx: ToolContext, args: ExpenseArgs) -> Row:
     return expense
 
 
+@apis.api("Show an expense with its shares.")
 def show_expense(ctx: ToolContext, args: ExpenseArgs) -> JsonObject:
     return _expense_view(ctx, _expense(ctx, args))
 
 
+@apis.api("Mark an expense you are involved in as deleted.")
 def delete_expense(ctx: ToolContext, args: ExpenseArgs) -> JsonObject:
     expense = _expense(ctx, args)
     if expense.get("deleted"):
@@ -563,10 +583,12 @@ def _expenses(ctx: ToolContext, args: ExpenseSearchArgs, group_id: int | None) -
     return [_expense_view(ctx, e) for e in found]
 
 
+@apis.api("List or search your expenses in a group (a query ranks, it does not filter).")
 def show_group_expenses(ctx: ToolContext, args: GroupExpenseSearchArgs) -> list[JsonObject]:
     return _expenses(ctx, args, args.group_id)
 
 
+@apis.api("List or search your expenses outside any group (a query ranks, it does not filter).")
 def show_no_group_expenses(ctx: ToolContext, args: ExpenseSearchArgs) -> list[JsonObject]:
     return _expenses(ctx, args, None)
 
@@ -574,6 +596,7 @@ def show_no_group_expenses(ctx: ToolContext, args: ExpenseSearchArgs) -> list[Js
 # ---------------------------------------------------------------- payments
 
 
+@apis.api("Record that one user paid another (no real money moves).")
 def record_payment(ctx: ToolContext, args: RecordPaymentArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     if args.payer_email.strip().lower() == args.receiver_email.strip().lower():
@@ -604,6 +627,7 @@ def record_payment(ctx: ToolContext, args: RecordPaymentArgs) -> JsonObject:
     return {"message": "Payment recorded.", "payment_id": payment["payment_id"]}
 
 
+@apis.api("Show a payment.")
 def show_payment(ctx: ToolContext, args: PaymentArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     payment = ctx.find(APP, "payments", args.payment_id, "payment")
@@ -614,6 +638,7 @@ def show_payment(ctx: ToolContext, args: PaymentArgs) -> JsonObject:
 # ---------------------------------------------------------------- balance APIs
 
 
+@apis.api("Who owes whom in a group (without group_id: your balances outside groups).")
 def show_group_balance(ctx: ToolContext, args: GroupBalanceArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     shown: list[dict[str, Any]]
@@ -640,6 +665,7 @@ def _group_entries(ctx: ToolContext, user: dict[str, Any]) -> list[tuple[int | N
     return [(None, NO_GROUP_NAME), *((g["group_id"], g.get("name")) for g in _live_groups(ctx, user))]
 
 
+@apis.api("What you owe and are owed in each of your groups.")
 def show_groups_balance(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     breakdown: list[JsonObject] = []
@@ -659,6 +685,7 @@ def show_groups_balance(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     return {"you_owe_others": money(you_owe), "others_owe_you": money(they_owe), "breakdown": breakdown}
 
 
+@apis.api("What you owe each person and each person owes you overall.")
 def show_people_balance(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     totals = _people_totals(ctx, user)
@@ -673,6 +700,7 @@ def show_people_balance(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     }
 
 
+@apis.api("What you and one person owe each other, by group.")
 def show_person_balance(ctx: ToolContext, args: PersonBalanceArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     wanted = args.email.strip().lower()
@@ -697,101 +725,4 @@ def show_person_balance(ctx: ToolContext, args: PersonBalanceArgs) -> JsonObject
     return {"direction": _direction(total), "total": abs(total), "breakdown": breakdown}
 
 
-TOOLS: tuple[EpisodeTool[Any], ...] = (
-    login_tool(APP),
-    logout_tool(APP),
-    show_account_tool(APP, "Show your own Splitwise account details."),
-    show_profile_tool(APP, "Show the public profile of a Splitwise user by email."),
-    app_tool(
-        APP,
-        "search_users",
-        "Find Splitwise users by name or email, with what you and each of them owe.",
-        SearchUsersArgs,
-        search_users,
-    ),
-    app_tool(
-        APP,
-        "create_group",
-        "Create a group (you are a member) with the given members.",
-        CreateGroupArgs,
-        create_group,
-    ),
-    app_tool(APP, "show_group", "Show a group you belong to, with its members.", GroupArgs, show_group),
-    app_tool(APP, "show_groups", "List the groups you belong to, newest first.", ShowGroupsArgs, show_groups),
-    app_tool(
-        APP,
-        "add_member_to_group",
-        "Add a Splitwise user to one of your groups.",
-        MemberArgs,
-        add_member_to_group,
-    ),
-    app_tool(
-        APP,
-        "remove_member_from_group",
-        "Remove a member from one of your groups.",
-        MemberArgs,
-        remove_member_from_group,
-    ),
-    app_tool(
-        APP,
-        "record_expense",
-        "Record an expense paid by one user and owed by the debtors (equal shares unless debt_amounts"
-        " are given; they must add up to paid_amount).",
-        RecordExpenseArgs,
-        record_expense,
-    ),
-    app_tool(APP, "show_expense", "Show an expense with its shares.", ExpenseArgs, show_expense),
-    app_tool(
-        APP, "delete_expense", "Mark an expense you are involved in as deleted.", ExpenseArgs, delete_expense
-    ),
-    app_tool(
-        APP,
-        "show_group_expenses",
-        "List or search your expenses in a group (a query ranks, it does not filter).",
-        GroupExpenseSearchArgs,
-        show_group_expenses,
-    ),
-    app_tool(
-        APP,
-        "show_no_group_expenses",
-        "List or search your expenses outside any group (a query ranks, it does not filter).",
-        ExpenseSearchArgs,
-        show_no_group_expenses,
-    ),
-    app_tool(
-        APP,
-        "record_payment",
-        "Record that one user paid another (no real money moves).",
-        RecordPaymentArgs,
-        record_payment,
-    ),
-    app_tool(APP, "show_payment", "Show a payment.", PaymentArgs, show_payment),
-    app_tool(
-        APP,
-        "show_group_balance",
-        "Who owes whom in a group (without group_id: your balances outside groups).",
-        GroupBalanceArgs,
-        show_group_balance,
-    ),
-    app_tool(
-        APP,
-        "show_groups_balance",
-        "What you owe and are owed in each of your groups.",
-        AuthArgs,
-        show_groups_balance,
-    ),
-    app_tool(
-        APP,
-        "show_people_balance",
-        "What you owe each person and each person owes you overall.",
-        AuthArgs,
-        show_people_balance,
-    ),
-    app_tool(
-        APP,
-        "show_person_balance",
-        "What you and one person owe each other, by group.",
-        PersonBalanceArgs,
-        show_person_balance,
-    ),
-)
+TOOLS = apis.tools

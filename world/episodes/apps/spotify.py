@@ -53,6 +53,7 @@ from world.episodes.apps.base import (
     MAX_DATE,
     MAX_INT,
     MIN_DATE,
+    AppApis,
     AppArgs,
     AuthArgs,
     AuthPageArgs,
@@ -81,6 +82,7 @@ from world.episodes.apps.base import (
 )
 
 APP = "spotify"
+apis = AppApis(APP)
 LINK = "https://spotify.com"
 Marked = TypeVar("Marked", bound=AuthArgs)
 
@@ -563,6 +565,13 @@ def _marked(
 # ---------------------------------------------------------------- catalogue
 
 
+apis.add(
+    login_tool(APP),
+    logout_tool(APP),
+)
+
+
+@apis.api("List every music genre of the catalogue.")
 def show_genres(ctx: ToolContext, args: NoAppArgs) -> list[Any]:
     genres: list[Any] = []
     for song in ctx.rows(APP, "songs"):
@@ -572,6 +581,7 @@ def show_genres(ctx: ToolContext, args: NoAppArgs) -> list[Any]:
     return genres
 
 
+@apis.api("Search songs (title, genre, artists), with optional filters.")
 def search_songs(ctx: ToolContext, args: SearchSongsArgs) -> list[JsonObject]:
     cat = Catalogue(ctx)
     rows = _keep(
@@ -589,10 +599,12 @@ def search_songs(ctx: ToolContext, args: SearchSongsArgs) -> list[JsonObject]:
     return retrieve(items, args, ("rating", "like_count", "play_count"))
 
 
+@apis.api("Show one song in full, with its shareable link.")
 def show_song(ctx: ToolContext, args: SongArgs) -> JsonObject:
     return Catalogue(ctx).song(_song(ctx, args.song_id), full=True)
 
 
+@apis.api("Search albums (title, genre, artists), with optional filters.")
 def search_albums(ctx: ToolContext, args: SearchAlbumsArgs) -> list[JsonObject]:
     cat = Catalogue(ctx)
     rows = _keep(
@@ -606,10 +618,12 @@ def search_albums(ctx: ToolContext, args: SearchAlbumsArgs) -> list[JsonObject]:
     return retrieve(items, args, ("rating", "release_date"))
 
 
+@apis.api("Show one album and its songs.")
 def show_album(ctx: ToolContext, args: AlbumArgs) -> JsonObject:
     return Catalogue(ctx).album(_album(ctx, args.album_id), full=True)
 
 
+@apis.api("Search artists by name or genre.")
 def search_artists(ctx: ToolContext, args: SearchArtistsArgs) -> list[JsonObject]:
     rows = _keep(
         ctx.rows(APP, "artists"),
@@ -620,6 +634,7 @@ def search_artists(ctx: ToolContext, args: SearchArtistsArgs) -> list[JsonObject
     return retrieve(items, args, ("follower_count",))
 
 
+@apis.api("Show one artist.")
 def show_artist(ctx: ToolContext, args: ArtistArgs) -> JsonObject:
     return _artist_view(_artist(ctx, args.artist_id))
 
@@ -632,6 +647,30 @@ def _may_see(user: Row, playlist: Row) -> None:
         raise ToolFailed("This playlist is not public, and does not belong to you, so you cannot access it.")
 
 
+apis.add(
+    _marking_tool(
+        "like_song",
+        "Like a song.",
+        AuthSongArgs,
+        "song_likes",
+        counter="like_count",
+        already="You have already liked this song in the past.",
+        done="Song liked.",
+    ),
+    _unmarking_tool(
+        "unlike_song",
+        "Take back your like of a song.",
+        AuthSongArgs,
+        "song_likes",
+        counter="like_count",
+        must_exist=True,
+        missing="You have not liked this song, so cannot unlike it.",
+        done="Song unliked.",
+    ),
+)
+
+
+@apis.api("List the songs you liked.")
 def show_liked_songs(ctx: ToolContext, args: LikedSongsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     check_sort(args.sort_by, ("liked_at", "title"))
@@ -640,30 +679,127 @@ def show_liked_songs(ctx: ToolContext, args: LikedSongsArgs) -> list[JsonObject]
     return page(sort_rows(liked, args.sort_by), args.page_index, args.page_limit)
 
 
+apis.add(
+    _marking_tool(
+        "like_album",
+        "Like an album.",
+        AuthAlbumArgs,
+        "album_likes",
+        counter="like_count",
+        already="You have already liked this album in the past.",
+        done="Album liked.",
+    ),
+    _marking_tool(
+        "like_playlist",
+        "Like a playlist (yours or a public one).",
+        AuthPlaylistArgs,
+        "playlist_likes",
+        counter="like_count",
+        already="You have already liked this playlist in the past.",
+        done="Playlist liked.",
+    ),
+    _marking_tool(
+        "follow_artist",
+        "Follow an artist.",
+        AuthArtistArgs,
+        "artist_follows",
+        counter="follower_count",
+        already="You are already following this artist.",
+        done="Artist followed.",
+    ),
+    _unmarking_tool(
+        "unfollow_artist",
+        "Stop following an artist.",
+        AuthArtistArgs,
+        "artist_follows",
+        counter="follower_count",
+        missing="You are already not following this artist.",
+        done="Artist unfollowed.",
+    ),
+)
+
+
+@apis.api("Tell whether you follow an artist.")
 def show_artist_following(ctx: ToolContext, args: AuthArtistArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     _artist(ctx, args.artist_id)
     return {"following": ctx.my(APP, "artist_follows", user, artist_id=args.artist_id) is not None}
 
 
+@apis.api("List the artists you follow.")
 def show_following_artists(ctx: ToolContext, args: AuthPageArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     follows = _marked(ctx, user, "artist_follows", _by_id(ctx, "artists", "artist_id"), _artist_view)
     return page(follows, args.page_index, args.page_limit)
 
 
+apis.add(
+    _marking_tool(
+        "add_song_to_library",
+        "Save a song in your song library.",
+        AuthSongArgs,
+        "library_songs",
+        already="The song is already in your library.",
+        done="Song added to library.",
+    ),
+    _unmarking_tool(
+        "remove_song_from_library",
+        "Take a song out of your song library.",
+        AuthSongArgs,
+        "library_songs",
+        missing="The song is not in your library.",
+        done="Song removed from library.",
+    ),
+)
+
+
+@apis.api("List the songs of your song library.")
 def show_song_library(ctx: ToolContext, args: AuthPageArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     cat = Catalogue(ctx)
     return page(_marked(ctx, user, "library_songs", cat.songs, cat.song), args.page_index, args.page_limit)
 
 
+apis.add(
+    _marking_tool(
+        "add_album_to_library",
+        "Save an album in your album library.",
+        AuthAlbumArgs,
+        "library_albums",
+        already="The album is already in your library.",
+        done="Album added to library.",
+    ),
+)
+
+
+@apis.api("List the albums of your album library.")
 def show_album_library(ctx: ToolContext, args: AuthPageArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     cat = Catalogue(ctx)
     return page(_marked(ctx, user, "library_albums", cat.albums, cat.album), args.page_index, args.page_limit)
 
 
+apis.add(
+    _marking_tool(
+        "download_song",
+        "Download a song.",
+        AuthSongArgs,
+        "downloaded_songs",
+        already="The song is already downloaded.",
+        done="Song downloaded.",
+    ),
+    _unmarking_tool(
+        "remove_downloaded_song",
+        "Delete a downloaded song.",
+        AuthSongArgs,
+        "downloaded_songs",
+        missing="The song is not downloaded.",
+        done="Song removed from downloads.",
+    ),
+)
+
+
+@apis.api("List or search your downloaded songs.")
 def show_downloaded_songs(ctx: ToolContext, args: DownloadedSongsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     cat = Catalogue(ctx)
@@ -678,6 +814,7 @@ def show_downloaded_songs(ctx: ToolContext, args: DownloadedSongsArgs) -> list[J
 # ---------------------------------------------------------------- playlists
 
 
+@apis.api("Search the public playlists and your own private ones.")
 def search_playlists(ctx: ToolContext, args: SearchPlaylistsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     rows = ctx.rows(APP, "playlists")
@@ -693,6 +830,7 @@ def search_playlists(ctx: ToolContext, args: SearchPlaylistsArgs) -> list[JsonOb
     return retrieve(items, args, ("like_count", "rating", "created_at"), default_sort="-like_count")
 
 
+@apis.api("List the playlists you own.")
 def show_playlist_library(ctx: ToolContext, args: PlaylistLibraryArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     mine = ctx.mine(APP, "playlists", user)
@@ -702,6 +840,7 @@ def show_playlist_library(ctx: ToolContext, args: PlaylistLibraryArgs) -> list[J
     return [cat.playlist(p) for p in page(mine, args.page_index, args.page_limit)]
 
 
+@apis.api("Show a playlist (yours or a public one) and its songs.")
 def show_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     playlist = _playlist(ctx, args.playlist_id)
@@ -709,6 +848,7 @@ def show_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
     return Catalogue(ctx).playlist(playlist, full=True)
 
 
+@apis.api("Create an empty playlist.")
 def create_playlist(ctx: ToolContext, args: CreatePlaylistArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     playlist = ctx.insert(
@@ -729,6 +869,7 @@ def create_playlist(ctx: ToolContext, args: CreatePlaylistArgs) -> JsonObject:
     return {"message": "Playlist created.", "playlist_id": playlist["playlist_id"]}
 
 
+@apis.api("Delete one of your playlists.")
 def delete_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     playlist = _playlist(ctx, args.playlist_id)
@@ -739,6 +880,7 @@ def delete_playlist(ctx: ToolContext, args: AuthPlaylistArgs) -> JsonObject:
     return {"message": "Playlist deleted."}
 
 
+@apis.api("Add a song to the end of one of your playlists.")
 def add_song_to_playlist(ctx: ToolContext, args: PlaylistSongArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     playlist = _playlist(ctx, args.playlist_id)
@@ -751,6 +893,7 @@ def add_song_to_playlist(ctx: ToolContext, args: PlaylistSongArgs) -> JsonObject
     return {"message": "Song added to the playlist."}
 
 
+@apis.api("Take a song out of one of your playlists.")
 def remove_song_from_playlist(ctx: ToolContext, args: PlaylistSongArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     playlist = _playlist(ctx, args.playlist_id)
@@ -778,6 +921,7 @@ def _set_rating(song: Row, old: int | None, new: int | None) -> None:
     song["rating"] = round(total / count, 1) if count > 0 else 0.0
 
 
+@apis.api("List the reviews of a song.")
 def show_song_reviews(ctx: ToolContext, args: SongReviewsArgs) -> list[JsonObject]:
     _song(ctx, args.song_id)
     author = None if args.user_email is None else ctx.user_by_email(APP, args.user_email)["user_id"]
@@ -791,6 +935,7 @@ def show_song_reviews(ctx: ToolContext, args: SongReviewsArgs) -> list[JsonObjec
     return retrieve(items, args, ("rating", "created_at"))
 
 
+@apis.api("Rate and review a song (one review per song).")
 def review_song(ctx: ToolContext, args: ReviewSongArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     song = ctx.linked(APP, "songs", args.song_id, "SongReview", "song_id")
@@ -811,10 +956,12 @@ def review_song(ctx: ToolContext, args: ReviewSongArgs) -> JsonObject:
     return {"message": "Added a new song review.", "song_review_id": review["song_review_id"]}
 
 
+@apis.api("Show one song review.")
 def show_song_review(ctx: ToolContext, args: ReviewArgs) -> JsonObject:
     return _review_view(ctx, ctx.find(APP, "song_reviews", args.review_id, "song review"))
 
 
+@apis.api("Change your review of a song.")
 def update_song_review(ctx: ToolContext, args: UpdateReviewArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     review = ctx.owned(APP, "song_reviews", args.review_id, "song review", user)
@@ -867,6 +1014,7 @@ def _queue_songs(
     return "Playlist", ids
 
 
+@apis.api("Play a song, album, playlist or queue position (at most one), else the current song.")
 def play_music(ctx: ToolContext, args: PlayMusicArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     given = sum(v is not None for v in (args.queue_position, args.song_id, args.album_id, args.playlist_id))
@@ -915,14 +1063,17 @@ def _step(ctx: ToolContext, args: AuthArgs, forward: bool) -> JsonObject:
     return {"message": f"Moved to the {word} song in the queue.", "song_id": queue[player["cursor_position"]]}
 
 
+@apis.api("Go back to the previous song of the queue.")
 def previous_song(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     return _step(ctx, args, forward=False)
 
 
+@apis.api("Skip to the next song of the queue.")
 def next_song(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     return _step(ctx, args, forward=True)
 
 
+@apis.api("Show the song at the queue's cursor and the player's state.")
 def show_current_song(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     player = _player(ctx, user["user_id"], create=False)
@@ -937,6 +1088,7 @@ def show_current_song(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     }
 
 
+@apis.api("List the songs of the player's queue.")
 def show_song_queue(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     player = _player(ctx, user["user_id"], create=False)
@@ -960,6 +1112,7 @@ def show_song_queue(ctx: ToolContext, args: AuthArgs) -> list[JsonObject]:
     return out
 
 
+@apis.api("Add a song, an album or a playlist (exactly one) to the end of the queue.")
 def add_to_queue(ctx: ToolContext, args: AddToQueueArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     given = sum(v is not None for v in (args.song_id, args.album_id, args.playlist_id))
@@ -977,6 +1130,7 @@ def add_to_queue(ctx: ToolContext, args: AddToQueueArgs) -> JsonObject:
     return {"message": f"{what} added to the queue."}
 
 
+@apis.api("Remove the song at a position of the queue.")
 def remove_song_from_queue(ctx: ToolContext, args: QueuePositionArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     player = _player(ctx, user["user_id"], create=True)
@@ -1001,221 +1155,4 @@ def remove_song_from_queue(ctx: ToolContext, args: QueuePositionArgs) -> JsonObj
 # ---------------------------------------------------------------- the tools
 
 
-TOOLS: tuple[EpisodeTool[Any], ...] = (
-    login_tool(APP),
-    logout_tool(APP),
-    app_tool(APP, "show_genres", "List every music genre of the catalogue.", NoAppArgs, show_genres),
-    app_tool(
-        APP,
-        "search_songs",
-        "Search songs (title, genre, artists), with optional filters.",
-        SearchSongsArgs,
-        search_songs,
-    ),
-    app_tool(APP, "show_song", "Show one song in full, with its shareable link.", SongArgs, show_song),
-    app_tool(
-        APP,
-        "search_albums",
-        "Search albums (title, genre, artists), with optional filters.",
-        SearchAlbumsArgs,
-        search_albums,
-    ),
-    app_tool(APP, "show_album", "Show one album and its songs.", AlbumArgs, show_album),
-    app_tool(APP, "search_artists", "Search artists by name or genre.", SearchArtistsArgs, search_artists),
-    app_tool(APP, "show_artist", "Show one artist.", ArtistArgs, show_artist),
-    _marking_tool(
-        "like_song",
-        "Like a song.",
-        AuthSongArgs,
-        "song_likes",
-        counter="like_count",
-        already="You have already liked this song in the past.",
-        done="Song liked.",
-    ),
-    _unmarking_tool(
-        "unlike_song",
-        "Take back your like of a song.",
-        AuthSongArgs,
-        "song_likes",
-        counter="like_count",
-        must_exist=True,
-        missing="You have not liked this song, so cannot unlike it.",
-        done="Song unliked.",
-    ),
-    app_tool(APP, "show_liked_songs", "List the songs you liked.", LikedSongsArgs, show_liked_songs),
-    _marking_tool(
-        "like_album",
-        "Like an album.",
-        AuthAlbumArgs,
-        "album_likes",
-        counter="like_count",
-        already="You have already liked this album in the past.",
-        done="Album liked.",
-    ),
-    _marking_tool(
-        "like_playlist",
-        "Like a playlist (yours or a public one).",
-        AuthPlaylistArgs,
-        "playlist_likes",
-        counter="like_count",
-        already="You have already liked this playlist in the past.",
-        done="Playlist liked.",
-    ),
-    _marking_tool(
-        "follow_artist",
-        "Follow an artist.",
-        AuthArtistArgs,
-        "artist_follows",
-        counter="follower_count",
-        already="You are already following this artist.",
-        done="Artist followed.",
-    ),
-    _unmarking_tool(
-        "unfollow_artist",
-        "Stop following an artist.",
-        AuthArtistArgs,
-        "artist_follows",
-        counter="follower_count",
-        missing="You are already not following this artist.",
-        done="Artist unfollowed.",
-    ),
-    app_tool(
-        APP,
-        "show_artist_following",
-        "Tell whether you follow an artist.",
-        AuthArtistArgs,
-        show_artist_following,
-    ),
-    app_tool(
-        APP, "show_following_artists", "List the artists you follow.", AuthPageArgs, show_following_artists
-    ),
-    _marking_tool(
-        "add_song_to_library",
-        "Save a song in your song library.",
-        AuthSongArgs,
-        "library_songs",
-        already="The song is already in your library.",
-        done="Song added to library.",
-    ),
-    _unmarking_tool(
-        "remove_song_from_library",
-        "Take a song out of your song library.",
-        AuthSongArgs,
-        "library_songs",
-        missing="The song is not in your library.",
-        done="Song removed from library.",
-    ),
-    app_tool(
-        APP, "show_song_library", "List the songs of your song library.", AuthPageArgs, show_song_library
-    ),
-    _marking_tool(
-        "add_album_to_library",
-        "Save an album in your album library.",
-        AuthAlbumArgs,
-        "library_albums",
-        already="The album is already in your library.",
-        done="Album added to library.",
-    ),
-    app_tool(
-        APP, "show_album_library", "List the albums of your album library.", AuthPageArgs, show_album_library
-    ),
-    _marking_tool(
-        "download_song",
-        "Download a song.",
-        AuthSongArgs,
-        "downloaded_songs",
-        already="The song is already downloaded.",
-        done="Song downloaded.",
-    ),
-    _unmarking_tool(
-        "remove_downloaded_song",
-        "Delete a downloaded song.",
-        AuthSongArgs,
-        "downloaded_songs",
-        missing="The song is not downloaded.",
-        done="Song removed from downloads.",
-    ),
-    app_tool(
-        APP,
-        "show_downloaded_songs",
-        "List or search your downloaded songs.",
-        DownloadedSongsArgs,
-        show_downloaded_songs,
-    ),
-    app_tool(
-        APP,
-        "search_playlists",
-        "Search the public playlists and your own private ones.",
-        SearchPlaylistsArgs,
-        search_playlists,
-    ),
-    app_tool(
-        APP,
-        "show_playlist_library",
-        "List the playlists you own.",
-        PlaylistLibraryArgs,
-        show_playlist_library,
-    ),
-    app_tool(
-        APP,
-        "show_playlist",
-        "Show a playlist (yours or a public one) and its songs.",
-        AuthPlaylistArgs,
-        show_playlist,
-    ),
-    app_tool(APP, "create_playlist", "Create an empty playlist.", CreatePlaylistArgs, create_playlist),
-    app_tool(APP, "delete_playlist", "Delete one of your playlists.", AuthPlaylistArgs, delete_playlist),
-    app_tool(
-        APP,
-        "add_song_to_playlist",
-        "Add a song to the end of one of your playlists.",
-        PlaylistSongArgs,
-        add_song_to_playlist,
-    ),
-    app_tool(
-        APP,
-        "remove_song_from_playlist",
-        "Take a song out of one of your playlists.",
-        PlaylistSongArgs,
-        remove_song_from_playlist,
-    ),
-    app_tool(APP, "show_song_reviews", "List the reviews of a song.", SongReviewsArgs, show_song_reviews),
-    app_tool(
-        APP, "review_song", "Rate and review a song (one review per song).", ReviewSongArgs, review_song
-    ),
-    app_tool(APP, "show_song_review", "Show one song review.", ReviewArgs, show_song_review),
-    app_tool(
-        APP, "update_song_review", "Change your review of a song.", UpdateReviewArgs, update_song_review
-    ),
-    app_tool(
-        APP,
-        "play_music",
-        "Play a song, album, playlist or queue position (at most one), else the current song.",
-        PlayMusicArgs,
-        play_music,
-    ),
-    app_tool(APP, "previous_song", "Go back to the previous song of the queue.", AuthArgs, previous_song),
-    app_tool(APP, "next_song", "Skip to the next song of the queue.", AuthArgs, next_song),
-    app_tool(
-        APP,
-        "show_current_song",
-        "Show the song at the queue's cursor and the player's state.",
-        AuthArgs,
-        show_current_song,
-    ),
-    app_tool(APP, "show_song_queue", "List the songs of the player's queue.", AuthArgs, show_song_queue),
-    app_tool(
-        APP,
-        "add_to_queue",
-        "Add a song, an album or a playlist (exactly one) to the end of the queue.",
-        AddToQueueArgs,
-        add_to_queue,
-    ),
-    app_tool(
-        APP,
-        "remove_song_from_queue",
-        "Remove the song at a position of the queue.",
-        QueuePositionArgs,
-        remove_song_from_queue,
-    ),
-)
+TOOLS = apis.tools

@@ -57,15 +57,14 @@ from world.episodes.apps.base import (
     MAX_INT,
     MIN_DATE,
     TIME_FORMAT,
+    AppApis,
     AuthArgs,
     AuthPageArgs,
     EmailAddress,
-    EpisodeTool,
     Row,
     ToolContext,
     ToolFailed,
     ToolNotFound,
-    app_tool,
     check_owner,
     check_sort,
     check_unique,
@@ -89,6 +88,7 @@ from world.episodes.apps.base import (
 )
 
 APP = "todoist"
+apis = AppApis(APP)
 
 Color = Literal["charcoal", "red", "blue", "green", "orange", "yellow"]
 Priority = Literal["high", "medium", "low"]
@@ -633,17 +633,27 @@ def _notification_view(notification: dict[str, Any]) -> JsonObject:
 # ---------------------------------------------------------------- projects
 
 
+apis.add(
+    login_tool(APP),
+    logout_tool(APP),
+    search_users_tool(APP, "Find todoist users by name or email."),
+)
+
+
+@apis.api("Create a project of yours.")
 def create_project(ctx: ToolContext, args: CreateProjectArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     project = _new_project(ctx, user, args.name, args.color, args.description, is_favorite=args.is_favorite)
     return {"message": "Project created.", "project_id": project["project_id"]}
 
 
+@apis.api("Show a project with its sections and collaborators (0: your Inbox).")
 def show_project(ctx: ToolContext, args: ProjectArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     return _project_view(ctx, _project(ctx, user, args.project_id))
 
 
+@apis.api("List or search the projects you collaborate on.")
 def show_projects(ctx: ToolContext, args: ShowProjectsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     rows = [
@@ -662,6 +672,7 @@ def show_projects(ctx: ToolContext, args: ShowProjectsArgs) -> list[JsonObject]:
     return retrieve(items, args, ("created_at",), default_sort="-created_at", then_by="project_id")
 
 
+@apis.api("Change a project's name, color, description or flags.")
 def update_project(ctx: ToolContext, args: UpdateProjectArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     project = _project(ctx, user, args.project_id)
@@ -680,6 +691,7 @@ def update_project(ctx: ToolContext, args: UpdateProjectArgs) -> JsonObject:
     return {"message": "Project information updated."}
 
 
+@apis.api("Delete a project with its sections and tasks.")
 def delete_project(ctx: ToolContext, args: ProjectArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     project = _project(ctx, user, args.project_id)
@@ -705,6 +717,7 @@ def delete_project(ctx: ToolContext, args: ProjectArgs) -> JsonObject:
 # ---------------------------------------------------------------- sections
 
 
+@apis.api("Add a section to a project.")
 def create_section(ctx: ToolContext, args: CreateSectionArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     project = _project(ctx, user, args.project_id)
@@ -721,12 +734,14 @@ def create_section(ctx: ToolContext, args: CreateSectionArgs) -> JsonObject:
     return {"message": "Project section created.", "section_id": section["section_id"]}
 
 
+@apis.api("List the sections of a project in order.")
 def show_sections(ctx: ToolContext, args: ProjectArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     project = _project(ctx, user, args.project_id)
     return [_section_view(ctx, s) for s in _sections_of(ctx, project["project_id"])]
 
 
+@apis.api("Rename or move a section.")
 def update_section(ctx: ToolContext, args: UpdateSectionArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     section, project = _in_project(ctx, user, "sections", args.section_id, "section")
@@ -742,6 +757,7 @@ def update_section(ctx: ToolContext, args: UpdateSectionArgs) -> JsonObject:
     return {"message": "Project section information updated."}
 
 
+@apis.api("Delete a section with its tasks.")
 def delete_section(ctx: ToolContext, args: SectionArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     section, project = _in_project(ctx, user, "sections", args.section_id, "section")
@@ -760,6 +776,7 @@ def _task_siblings(ctx: ToolContext, project_id: Any, section_id: Any) -> list[d
     return [t for t in _tasks_of(ctx, project_id) if t.get("section_id") == section_id]
 
 
+@apis.api("Add a task to a project (0: your Inbox).")
 def create_task(ctx: ToolContext, args: CreateTaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     due_date = _due(args.due_date)
@@ -795,6 +812,7 @@ def create_task(ctx: ToolContext, args: CreateTaskArgs) -> JsonObject:
     return {"message": "Task created.", "task_id": task["task_id"]}
 
 
+@apis.api("Assign a task to a collaborator, or unassign it without an email.")
 def assign_or_unassign_task(ctx: ToolContext, args: AssignArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, project = _task(ctx, user, args.task_id)
@@ -823,6 +841,7 @@ def assign_or_unassign_task(ctx: ToolContext, args: AssignArgs) -> JsonObject:
     return {"message": "Task assigned."}
 
 
+@apis.api("List a project's tasks, grouped by section, with filters.")
 def show_tasks(ctx: ToolContext, args: ShowTasksArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     check_sort(args.sort_by, TASK_SORT_FIELDS)
@@ -871,12 +890,14 @@ def show_tasks(ctx: ToolContext, args: ShowTasksArgs) -> JsonObject:
     }
 
 
+@apis.api("Show one task in full.")
 def show_task(ctx: ToolContext, args: TaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, _ = _task(ctx, user, args.task_id)
     return _task_view(ctx, task)
 
 
+@apis.api("Change a task, mark it done, or move it.")
 def update_task(ctx: ToolContext, args: UpdateTaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, project = _task(ctx, user, args.task_id)
@@ -892,6 +913,7 @@ def update_task(ctx: ToolContext, args: UpdateTaskArgs) -> JsonObject:
     return {"message": "Task information updated."}
 
 
+@apis.api("Delete a task with its sub-tasks.")
 def delete_task(ctx: ToolContext, args: TaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, project = _task(ctx, user, args.task_id)
@@ -908,6 +930,7 @@ def _sub_tasks_of(ctx: ToolContext, task_id: Any) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda s: int(s.get("order_index") or 0))
 
 
+@apis.api("Add a sub-task to a task.")
 def create_sub_task(ctx: ToolContext, args: CreateSubTaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, _ = _task(ctx, user, args.task_id)
@@ -932,6 +955,7 @@ def create_sub_task(ctx: ToolContext, args: CreateSubTaskArgs) -> JsonObject:
     return {"message": "Subtask created.", "sub_task_id": sub_task["sub_task_id"]}
 
 
+@apis.api("List a task's sub-tasks in order.")
 def show_sub_tasks(ctx: ToolContext, args: TaskArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     task, _ = _task(ctx, user, args.task_id)
@@ -944,6 +968,7 @@ def _sub_task(ctx: ToolContext, user: dict[str, Any], sub_task_id: int) -> dict[
     return sub_task
 
 
+@apis.api("Change a sub-task, mark it done, or move it.")
 def update_sub_task(ctx: ToolContext, args: UpdateSubTaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     sub_task = _sub_task(ctx, user, args.sub_task_id)
@@ -956,6 +981,7 @@ def update_sub_task(ctx: ToolContext, args: UpdateSubTaskArgs) -> JsonObject:
     return {"message": "Subtask information updated."}
 
 
+@apis.api("Delete a sub-task.")
 def delete_sub_task(ctx: ToolContext, args: SubTaskArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     sub_task = _sub_task(ctx, user, args.sub_task_id)
@@ -966,6 +992,7 @@ def delete_sub_task(ctx: ToolContext, args: SubTaskArgs) -> JsonObject:
 # ---------------------------------------------------------------- labels
 
 
+@apis.api("Create a label of yours.")
 def create_label(ctx: ToolContext, args: CreateLabelArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     label = {"user_id": user["user_id"], "name": args.name, "color": args.color}
@@ -977,6 +1004,7 @@ def _similarity(query: str, name: Any) -> float:
     return difflib.SequenceMatcher(None, query, str(name)).ratio()
 
 
+@apis.api("List your labels, or a task's, ranked by name.")
 def search_labels(ctx: ToolContext, args: SearchLabelsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     mine = ctx.mine(APP, "labels", user)
@@ -997,6 +1025,7 @@ def search_labels(ctx: ToolContext, args: SearchLabelsArgs) -> list[JsonObject]:
     return [_label_view(ctx, label) for label in page(labels, args.page_index, args.page_limit)]
 
 
+@apis.api("Delete a label of yours (it leaves every task).")
 def delete_label(ctx: ToolContext, args: LabelArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     label = ctx.find(APP, "labels", args.label_id, "label")
@@ -1008,6 +1037,7 @@ def delete_label(ctx: ToolContext, args: LabelArgs) -> JsonObject:
     return {"message": "Label has been deleted."}
 
 
+@apis.api("Put a label on a task.")
 def add_label_to_task(ctx: ToolContext, args: TaskLabelArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, _ = _task(ctx, user, args.task_id)
@@ -1019,6 +1049,7 @@ def add_label_to_task(ctx: ToolContext, args: TaskLabelArgs) -> JsonObject:
     return {"message": "Label added to the task."}
 
 
+@apis.api("Take a label off a task.")
 def remove_label_from_task(ctx: ToolContext, args: TaskLabelArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, _ = _task(ctx, user, args.task_id)
@@ -1051,6 +1082,7 @@ def _attachment_names(ctx: ToolContext, paths: list[str]) -> list[str]:
     return names
 
 
+@apis.api("Comment on a task, optionally attaching files.")
 def post_task_comment(ctx: ToolContext, args: PostCommentArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     task, project = _task(ctx, user, args.task_id)
@@ -1072,6 +1104,7 @@ def post_task_comment(ctx: ToolContext, args: PostCommentArgs) -> JsonObject:
     return {"message": "Comment posted on the task.", "task_comment_id": comment["task_comment_id"]}
 
 
+@apis.api("List a task's comments.")
 def show_task_comments(ctx: ToolContext, args: TaskPageArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     task, _ = _task(ctx, user, args.task_id)
@@ -1080,6 +1113,7 @@ def show_task_comments(ctx: ToolContext, args: TaskPageArgs) -> list[JsonObject]
     return [_comment_view(ctx, c) for c in page(comments, args.page_index, args.page_limit)]
 
 
+@apis.api("Show one task comment.")
 def show_task_comment(ctx: ToolContext, args: CommentArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     comment = ctx.find(APP, "task_comments", args.task_comment_id, "task comment")
@@ -1096,6 +1130,7 @@ def _own_comment(
     return comment, project
 
 
+@apis.api("Change the text of your comment.")
 def update_task_comment(ctx: ToolContext, args: UpdateCommentArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     comment, project = _own_comment(ctx, user, args.task_comment_id)
@@ -1105,6 +1140,7 @@ def update_task_comment(ctx: ToolContext, args: UpdateCommentArgs) -> JsonObject
     return {"message": "Comment updated."}
 
 
+@apis.api("Delete a comment of yours.")
 def delete_task_comment(ctx: ToolContext, args: CommentArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     comment, project = _own_comment(ctx, user, args.task_comment_id)
@@ -1122,6 +1158,7 @@ def _notifications_of(ctx: ToolContext, user: dict[str, Any], read: bool | None)
     ]
 
 
+@apis.api("List your notifications, newest first.")
 def show_notifications(ctx: ToolContext, args: ShowNotificationsArgs) -> list[JsonObject]:
     user = ctx.user(APP, args.access_token)
     rows = sorted(
@@ -1132,11 +1169,13 @@ def show_notifications(ctx: ToolContext, args: ShowNotificationsArgs) -> list[Js
     return [_notification_view(n) for n in page(rows, args.page_index, args.page_limit)]
 
 
+@apis.api("Count your notifications.")
 def show_notifications_count(ctx: ToolContext, args: CountNotificationsArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     return {"notifications_count": len(_notifications_of(ctx, user, args.read))}
 
 
+@apis.api("Mark a notification read or unread.")
 def mark_notification(ctx: ToolContext, args: MarkNotificationArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     notification = ctx.find(APP, "notifications", args.notification_id, "notification")
@@ -1145,6 +1184,7 @@ def mark_notification(ctx: ToolContext, args: MarkNotificationArgs) -> JsonObjec
     return {"message": f"Marked notification as {'read' if args.read else 'unread'}."}
 
 
+@apis.api("Delete all your notifications.")
 def delete_notifications(ctx: ToolContext, args: AuthArgs) -> JsonObject:
     user = ctx.user(APP, args.access_token)
     ctx.app(APP)["notifications"] = [
@@ -1156,113 +1196,4 @@ def delete_notifications(ctx: ToolContext, args: AuthArgs) -> JsonObject:
 # ---------------------------------------------------------------- tools
 
 
-TOOLS: tuple[EpisodeTool[Any], ...] = (
-    login_tool(APP),
-    logout_tool(APP),
-    search_users_tool(APP, "Find todoist users by name or email."),
-    app_tool(APP, "create_project", "Create a project of yours.", CreateProjectArgs, create_project),
-    app_tool(
-        APP,
-        "show_project",
-        "Show a project with its sections and collaborators (0: your Inbox).",
-        ProjectArgs,
-        show_project,
-    ),
-    app_tool(
-        APP,
-        "show_projects",
-        "List or search the projects you collaborate on.",
-        ShowProjectsArgs,
-        show_projects,
-    ),
-    app_tool(
-        APP,
-        "update_project",
-        "Change a project's name, color, description or flags.",
-        UpdateProjectArgs,
-        update_project,
-    ),
-    app_tool(
-        APP, "delete_project", "Delete a project with its sections and tasks.", ProjectArgs, delete_project
-    ),
-    app_tool(APP, "create_section", "Add a section to a project.", CreateSectionArgs, create_section),
-    app_tool(APP, "show_sections", "List the sections of a project in order.", ProjectArgs, show_sections),
-    app_tool(APP, "update_section", "Rename or move a section.", UpdateSectionArgs, update_section),
-    app_tool(APP, "delete_section", "Delete a section with its tasks.", SectionArgs, delete_section),
-    app_tool(APP, "create_task", "Add a task to a project (0: your Inbox).", CreateTaskArgs, create_task),
-    app_tool(
-        APP,
-        "assign_or_unassign_task",
-        "Assign a task to a collaborator, or unassign it without an email.",
-        AssignArgs,
-        assign_or_unassign_task,
-    ),
-    app_tool(
-        APP,
-        "show_tasks",
-        "List a project's tasks, grouped by section, with filters.",
-        ShowTasksArgs,
-        show_tasks,
-    ),
-    app_tool(APP, "show_task", "Show one task in full.", TaskArgs, show_task),
-    app_tool(APP, "update_task", "Change a task, mark it done, or move it.", UpdateTaskArgs, update_task),
-    app_tool(APP, "delete_task", "Delete a task with its sub-tasks.", TaskArgs, delete_task),
-    app_tool(APP, "create_sub_task", "Add a sub-task to a task.", CreateSubTaskArgs, create_sub_task),
-    app_tool(APP, "show_sub_tasks", "List a task's sub-tasks in order.", TaskArgs, show_sub_tasks),
-    app_tool(
-        APP,
-        "update_sub_task",
-        "Change a sub-task, mark it done, or move it.",
-        UpdateSubTaskArgs,
-        update_sub_task,
-    ),
-    app_tool(APP, "delete_sub_task", "Delete a sub-task.", SubTaskArgs, delete_sub_task),
-    app_tool(APP, "create_label", "Create a label of yours.", CreateLabelArgs, create_label),
-    app_tool(
-        APP,
-        "search_labels",
-        "List your labels, or a task's, ranked by name.",
-        SearchLabelsArgs,
-        search_labels,
-    ),
-    app_tool(APP, "delete_label", "Delete a label of yours (it leaves every task).", LabelArgs, delete_label),
-    app_tool(APP, "add_label_to_task", "Put a label on a task.", TaskLabelArgs, add_label_to_task),
-    app_tool(
-        APP, "remove_label_from_task", "Take a label off a task.", TaskLabelArgs, remove_label_from_task
-    ),
-    app_tool(
-        APP,
-        "post_task_comment",
-        "Comment on a task, optionally attaching files.",
-        PostCommentArgs,
-        post_task_comment,
-    ),
-    app_tool(APP, "show_task_comments", "List a task's comments.", TaskPageArgs, show_task_comments),
-    app_tool(APP, "show_task_comment", "Show one task comment.", CommentArgs, show_task_comment),
-    app_tool(
-        APP, "update_task_comment", "Change the text of your comment.", UpdateCommentArgs, update_task_comment
-    ),
-    app_tool(APP, "delete_task_comment", "Delete a comment of yours.", CommentArgs, delete_task_comment),
-    app_tool(
-        APP,
-        "show_notifications",
-        "List your notifications, newest first.",
-        ShowNotificationsArgs,
-        show_notifications,
-    ),
-    app_tool(
-        APP,
-        "show_notifications_count",
-        "Count your notifications.",
-        CountNotificationsArgs,
-        show_notifications_count,
-    ),
-    app_tool(
-        APP,
-        "mark_notification",
-        "Mark a notification read or unread.",
-        MarkNotificationArgs,
-        mark_notification,
-    ),
-    app_tool(APP, "delete_notifications", "Delete all your notifications.", AuthArgs, delete_notifications),
-)
+TOOLS = apis.tools
