@@ -265,17 +265,7 @@ class RedisTransport(Transport):
                     claimed.append((_s(entry_id), _fields(fields)))
             if start == "0-0":
                 break
-        if not claimed:
-            return []
-        pipe = self._client.pipeline(transaction=False)
-        for entry_id, _ in claimed:
-            pipe.xpending_range(stream, group, min=entry_id, max=entry_id, count=1)
-        counts = pipe.execute()
-        out = []
-        for (entry_id, fields), info in zip(claimed, counts, strict=True):
-            deliveries = int(info[0]["times_delivered"]) if info else 1
-            out.append(StreamEntry(stream, entry_id, fields, deliveries))
-        return out
+        return self._with_deliveries(stream, group, claimed)
 
     def claim(self, stream: str, group: str, consumer: str, entry_ids: Sequence[str]) -> list[StreamEntry]:
         if not entry_ids:
@@ -284,7 +274,12 @@ class RedisTransport(Transport):
         # time still reaches its attempt limit) and returns the fields; ids no longer pending are
         # left out by Redis itself.
         rows: Any = self._client.xclaim(stream, group, consumer, 0, list(entry_ids))
-        claimed = [(_s(i), _fields(f)) for i, f in rows if f is not None]
+        return self._with_deliveries(stream, group, [(_s(i), _fields(f)) for i, f in rows if f is not None])
+
+    def _with_deliveries(
+        self, stream: str, group: str, claimed: Sequence[tuple[str, dict[str, bytes]]]
+    ) -> list[StreamEntry]:
+        """Claimed entries with how often the group has delivered each (XPENDING, one round trip)."""
         if not claimed:
             return []
         pipe = self._client.pipeline(transaction=False)
