@@ -9,11 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.progress import Progress
 from bench.suite import factual, implicit
 from bench.suite.cells import Answerer
 from bench.suite.datasets import Suite, SuiteError, load_suite
 from bench.suite.report import write_report
-from bench.suite.runs import Progress, RunDir, RunDirError, git_commit, plan_cells, run_cells
+from bench.suite.runs import RunDir, RunDirError, git_commit, plan_cells, run_cells
 from bench.suite.workers import BusWorkers, registry_for
 from messages.aura import CONDITIONS
 from world.aura import Backend
@@ -175,9 +176,9 @@ def _run(  # noqa: PLR0917 - the run's parts, decided by run_aura
         )
         ids = [str(q.id) for q in suite.implicit()]
     cells = plan_cells(args.suite, conditions, seeds, ids)
-    progress = Progress(len(cells)) if not args.quiet else None
     started = time.perf_counter()
-    ran, skipped = run_cells(run, cells, execute, workers=workers, progress=progress)
+    with Progress(len(cells), desc=args.suite, unit="cell", quiet=args.quiet) as progress:
+        ran, skipped = run_cells(run, cells, execute, workers=workers, progress=progress)
     elapsed = time.perf_counter() - started
     report = write_report(out)
     summary = f"{ran} cells run, {skipped} resumed, in {elapsed:.1f}s; report: {out / 'report.md'}"

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
+
+from bench.progress import Progress
 
 CELLS = "cells.jsonl"
 MANIFEST = "manifest.json"
@@ -107,46 +107,6 @@ class RunDir:
             out.flush()
 
 
-@dataclass
-class Progress:
-    """A one-line progress display: cells done, rate and ETA, redrawn at most 4 times a second."""
-
-    total: int
-    skipped: int = 0
-    done: int = 0
-    failed: int = 0
-    stream: TextIO = sys.stderr
-    started: float = 0.0
-    _last: float = 0.0
-
-    def start(self) -> None:
-        self.started = time.monotonic()
-        self.draw(force=True)
-
-    def tick(self, ok: bool) -> None:
-        self.done += 1
-        self.failed += not ok
-        self.draw()
-
-    def line(self) -> str:
-        elapsed = max(1e-9, time.monotonic() - self.started)
-        rate = self.done / elapsed
-        left = self.total - self.skipped - self.done
-        eta = left / rate if rate > 0 else float("inf")
-        eta_text = "?" if eta == float("inf") else f"{eta:.0f}s"
-        return (
-            f"cells {self.skipped + self.done}/{self.total} (resumed {self.skipped}, failed {self.failed}) "
-            f"{rate:.1f}/s ETA {eta_text}"
-        )
-
-    def draw(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if force or now - self._last >= 0.25 or self.skipped + self.done == self.total:
-            self._last = now
-            end = "\n" if self.skipped + self.done == self.total else ""
-            print(f"\r{self.line()}", end=end, file=self.stream, flush=True)
-
-
 CellFn = Callable[[CellKey], Mapping[str, Any]]
 
 
@@ -167,8 +127,7 @@ def run_cells(
     done = run.done()
     todo = [c for c in planned if c.id not in done]
     if progress is not None:
-        progress.skipped = len(planned) - len(todo)
-        progress.start()
+        progress.start(done=len(planned) - len(todo))
     run._repair_tail()
     ran = 0
     with run.cells_path.open("a") as out, ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -190,7 +149,7 @@ def run_cells(
                 run.append(record, out)
                 ran += 1
                 if progress is not None:
-                    progress.tick(bool(record["ok"]))
+                    progress.advance(bool(record["ok"]))
                 nxt = next(queue, None)
                 if nxt is not None:
                     pending[pool.submit(execute, nxt)] = nxt

@@ -32,6 +32,7 @@ def test_a_bundled_suite_runs_offline_reports_and_resumes(
     )
     first = auratown(*args)
     assert first.returncode == 0, first.stderr
+    assert first.stderr == ""  # --quiet: no progress
     cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
     queries = {c["query_id"] for c in cells}
     assert len(cells) == 4 * 2 * len(queries) and all(c["ok"] for c in cells)
@@ -40,9 +41,11 @@ def test_a_bundled_suite_runs_offline_reports_and_resumes(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["seeds"] == [42, 123] and manifest["git_commit"]
     assert manifest["totals"]["cells"] == len(cells) and manifest["totals"]["fallbacks"] == 0
-    again = auratown(*args)
+    again = auratown(*args[:-1])  # not --quiet, and stderr is not a terminal: plain progress lines
     assert again.returncode == 0, again.stderr
     assert f"0 cells run, {len(cells)} resumed" in again.stdout
+    assert "\r" not in again.stderr
+    assert again.stderr.splitlines() == [f"implicit-v2: {len(cells)}/{len(cells)} (100%) [00:00<?, ?cell/s]"]
     assert len((out / "cells.jsonl").read_text().splitlines()) == len(cells)  # nothing recomputed
     report = auratown("report", str(out))
     assert report.returncode == 0 and (out / "report.md").read_text().strip() == report.stdout.strip()
