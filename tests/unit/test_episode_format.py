@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -786,24 +787,46 @@ def test_app_state_of_an_app_nobody_serves_is_a_warning(tmp_path: Path) -> None:
     assert issue.message.startswith("no app 'weather'; apps: amazon, gmail, phone, simple_note")
 
 
+TOOLS_YAML_ERRORS = [
+    ("tool_names: amazon__login\n", "tool_names", "expected a list of tool names"),
+    ("tool_names: [amazon__login, '  ']\n", "tool_names", "expected a list of tool names"),
+    ("tool_names: [amazon__login, 3]\n", "tool_names", "expected a list of tool names"),
+    ("{}\n", "tool_names", "expected a list of tool names"),
+    ("- amazon__login\n- Amazon Login\n", "tool_names[1]", "'Amazon Login' is not an app tool name"),
+    ("tool_names: [read_file]\n", "tool_names[0]", "'read_file' is not an app tool name"),
+    ("tool_names: [amazon__login\n", "(file)", "not valid YAML: line"),
+]
+SEED_YAML_ERRORS = [
+    ("start_time: '5 May'\n", "start_time", "write the time as YYYY-MM-DDTHH:MM:SS"),
+    ("people:\n  - {first_name: A, email: nope}\n", "people[0].email", "pattern"),
+    ("people:\n  - {email: a@b.c}\n", "people[0].first_name", "missing required field"),
+    (
+        "people:\n  - {first_name: A, email: a@b.c, user_id: 0}\n",
+        "people[0].user_id",
+        "greater than or equal to 1",
+    ),
+    ("people:\n  - {first_name: A, email: a@b.c, accounts: 3}\n", "people[0].accounts", "dictionary"),
+    ("people:\n  - {first_name: A, email: a@b.c, emial: x}\n", "people[0].emial", "unknown key 'emial'"),
+    ("apps:\n  amazon: [1]\n", "apps.amazon", "valid dictionary"),
+    ("apps:\n  amazon: {products: [{price: .nan}]}\n", "apps", "apps.amazon is not JSON data"),
+    ("colour: blue\n", "colour", "unknown key 'colour'; known here: apps, people, start_time"),
+    ("- a\n", "(file)", "expected a mapping with people and apps"),
+    ("people: [\n", "(file)", "not valid YAML: line 2"),
+]
+
+
 @pytest.mark.parametrize(
-    ("text", "field", "expected"),
-    [
-        ("tool_names: amazon__login\n", "tool_names", "expected a list of tool names"),
-        ("tool_names: [amazon__login, '  ']\n", "tool_names", "expected a list of tool names"),
-        ("tool_names: [amazon__login, 3]\n", "tool_names", "expected a list of tool names"),
-        ("{}\n", "tool_names", "expected a list of tool names"),
-        ("- amazon__login\n- Amazon Login\n", "tool_names[1]", "'Amazon Login' is not an app tool name"),
-        ("tool_names: [read_file]\n", "tool_names[0]", "'read_file' is not an app tool name"),
-        ("tool_names: [amazon__login\n", "(file)", "not valid YAML: line"),
-    ],
+    ("name", "text", "field", "expected"),
+    [("tools.yaml", *row) for row in TOOLS_YAML_ERRORS] + [("seed.yaml", *row) for row in SEED_YAML_ERRORS],
 )
-def test_tools_yaml_errors_name_their_field(tmp_path: Path, text: str, field: str, expected: str) -> None:
-    root = write_episode(tmp_path / "ep", [task_data()], files={"tools.yaml": text})
+def test_yaml_errors_name_their_field(
+    tmp_path: Path, name: str, text: str, field: str, expected: str
+) -> None:
+    root = write_episode(tmp_path / "ep", [task_data()], files={name: text})
     issue = only_issue(lint_episode(root, SERVED), field)
-    assert issue.file == str(root / "tools.yaml")
+    assert issue.file == str(root / name)
     assert expected in issue.message
-    with pytest.raises(TaskFormatError, match=r"tools.yaml: "):
+    with pytest.raises(TaskFormatError, match=re.escape(f"{name}: ")):
         load_episode(root)
 
 
@@ -818,35 +841,6 @@ def test_tools_yaml_in_either_published_form(tmp_path: Path) -> None:
         tmp_path / "b", [task_data()], files={"tools.yaml": "tool_names: [spotify__login]\n"}
     )
     assert load_episode(mapped).offered == ("spotify__login",)
-
-
-@pytest.mark.parametrize(
-    ("text", "field", "expected"),
-    [
-        ("start_time: '5 May'\n", "start_time", "write the time as YYYY-MM-DDTHH:MM:SS"),
-        ("people:\n  - {first_name: A, email: nope}\n", "people[0].email", "pattern"),
-        ("people:\n  - {email: a@b.c}\n", "people[0].first_name", "missing required field"),
-        (
-            "people:\n  - {first_name: A, email: a@b.c, user_id: 0}\n",
-            "people[0].user_id",
-            "greater than or equal to 1",
-        ),
-        ("people:\n  - {first_name: A, email: a@b.c, accounts: 3}\n", "people[0].accounts", "dictionary"),
-        ("people:\n  - {first_name: A, email: a@b.c, emial: x}\n", "people[0].emial", "unknown key 'emial'"),
-        ("apps:\n  amazon: [1]\n", "apps.amazon", "valid dictionary"),
-        ("apps:\n  amazon: {products: [{price: .nan}]}\n", "apps", "apps.amazon is not JSON data"),
-        ("colour: blue\n", "colour", "unknown key 'colour'; known here: apps, people, start_time"),
-        ("- a\n", "(file)", "expected a mapping with people and apps"),
-        ("people: [\n", "(file)", "not valid YAML: line 2"),
-    ],
-)
-def test_seed_yaml_errors_name_their_field(tmp_path: Path, text: str, field: str, expected: str) -> None:
-    root = write_episode(tmp_path / "ep", [task_data()], files={"seed.yaml": text})
-    issue = only_issue(lint_episode(root, SERVED), field)
-    assert issue.file == str(root / "seed.yaml")
-    assert expected in issue.message
-    with pytest.raises(TaskFormatError, match=r"seed.yaml: "):
-        load_episode(root)
 
 
 def test_profile_yaml_is_checked(tmp_path: Path) -> None:
