@@ -28,6 +28,7 @@ from bench.episodes.loader import LoadedEpisode, TaskFormatError, find_episodes,
 from bench.episodes.plan import PlanError, Unit, parse_assistants, plan_units
 from bench.episodes.report import write_summary
 from bench.episodes.store import EpisodeRunDir, RunDirError, append_lines, finished_since_reset, read_lines
+from bench.progress import Progress
 
 if TYPE_CHECKING:
     from actors.bus import Transport
@@ -150,6 +151,11 @@ def settings_from(args: argparse.Namespace) -> Any:
     )
 
 
+def _progress(args: argparse.Namespace, units: list[Unit]) -> Progress:
+    """A line per unit off a terminal (units are long), and what happens inside one as a sign of life."""
+    return Progress(len(units), desc="episodes", unit="unit", quiet=args.quiet, lines=len(units))
+
+
 def run_units_here(
     args: argparse.Namespace,
     run_dir: EpisodeRunDir,
@@ -174,10 +180,12 @@ def run_units_here(
         transport.close()
         raise EpisodeUsageError(str(exc)) from None
     try:
-        for i, unit in enumerate(units, 1):
-            if not args.quiet:
-                print(f"[{i}/{len(units)}] {unit.key}", file=sys.stderr, flush=True)
-            UnitRunner(host, unit, run_dir.unit(unit.key)).run()
+        with _progress(args, units) as progress:
+            progress.start()
+            for unit in units:
+                progress.note(f"{unit.key}: started")
+                UnitRunner(host, unit, run_dir.unit(unit.key), on_session=progress.note).run()
+                progress.advance()
     finally:
         host.stop()
         bus.close()
@@ -200,13 +208,16 @@ class Coordinator:
 
     ADDRESS = "coordinator"
 
-    def __init__(self, transport: Transport, namespace: str, run_dir: EpisodeRunDir, *, quiet: bool) -> None:
+    def __init__(
+        self, transport: Transport, namespace: str, run_dir: EpisodeRunDir, *, progress: Progress
+    ) -> None:
         from actors.bus import Bus
 
         self.transport = transport
         self.bus = Bus(transport, namespace)
         self.run_dir = run_dir
-        self.quiet = quiet
+        self.progress = progress
+        """Started with the units sent; a unit done or failed advances it."""
         self.owner = uuid.uuid4().hex
         self.expected: set[str] = set()
         self.ended: dict[str, str] = {}
@@ -238,16 +249,15 @@ class Coordinator:
             if msg.event in ("done", "failed"):
                 if msg.owner == self.owner and msg.unit not in self.ended:
                     self.ended[msg.unit] = msg.error if msg.event == "failed" else ""
-                    if not self.quiet:
-                        what = "done" if msg.event == "done" else f"FAILED: {msg.error}"
-                        print(
-                            f"[{len(self.ended)}/{len(self.expected)}] {msg.unit} {what} "
-                            f"(worker {msg.worker})",
-                            file=sys.stderr,
-                            flush=True,
-                        )
+                    if msg.event == "failed":
+                        self.progress.say(f"{msg.unit} FAILED: {msg.error} (worker {msg.worker})")
+                    else:
+                        self.progress.note(f"{msg.unit} done (worker {msg.worker})")
+                    self.progress.advance(ok=msg.event == "done")
                     self._cv.notify_all()
                 return
+            if msg.event == "finished":  # a sign of life from inside a unit
+                self.progress.note(f"{msg.unit}: session {msg.line.get('task_id')} finished")
             done = self._finished.get(msg.unit)
             if done is None:
                 done = self._finished[msg.unit] = finished_since_reset(list(read_lines(record.path)))
@@ -274,6 +284,7 @@ class Coordinator:
                 todo.append((unit, lines))
         with self._cv:
             self.expected = {u.key for u, _ in todo}
+            self.progress.start(done=len(units) - len(todo))
         workers = Bus(self.transport, worker_namespace)
         try:
             for unit, lines in todo:
@@ -364,7 +375,8 @@ def run_on_workers(
     transport = RedisTransport(url)
     worker_ns = remote or namespace
     procs: list[subprocess.Popen[bytes]] = []
-    coordinator = Coordinator(transport, namespace, run_dir, quiet=args.quiet)
+    progress = _progress(args, units)
+    coordinator = Coordinator(transport, namespace, run_dir, progress=progress)
     settings = UnitSettings(
         model=args.model,
         judge_model=args.judge_model,
@@ -400,12 +412,12 @@ def run_on_workers(
                 f"no `auratown worker --roles episodes` is serving namespace {worker_ns!r} at {url}"
             )
         sent = coordinator.send(units, worker_ns, settings)
-        if not args.quiet:
-            where = f"{args.workers} local worker(s)" if procs else f"the workers of namespace {worker_ns}"
-            print(f"{sent} unit(s) sent to {where}", file=sys.stderr, flush=True)
+        where = f"{args.workers} local worker(s)" if procs else f"the workers of namespace {worker_ns}"
+        progress.say(f"{sent} unit(s) sent to {where}")
         coordinator.wait(alive)
     finally:
         coordinator.stop()
+        progress.close()
         _stop_local_workers(procs)
         transport.close()
         if server is not None:

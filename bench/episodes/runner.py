@@ -289,8 +289,19 @@ def _due_items(state: dict[str, Any], now: float, task_id: str) -> list[dict[str
 
 
 class UnitRunner:
-    def __init__(self, episodes: EpisodeHost, unit: Unit, record: UnitRecord) -> None:
+    """Runs one unit's sessions in order; ``on_session`` hears of each one finished (a sign of life
+    for the progress display: a unit may take minutes)."""
+
+    def __init__(
+        self,
+        episodes: EpisodeHost,
+        unit: Unit,
+        record: UnitRecord,
+        *,
+        on_session: Callable[[str], None] | None = None,
+    ) -> None:
         self.eh = episodes
+        self.on_session = on_session
         self.bus = episodes.bus
         self.settings = episodes.settings
         self.unit = unit
@@ -366,6 +377,8 @@ class UnitRunner:
             self.record.finish(task, ended, grade, clock, reflection=reflection, reruns=reruns)
             first = False
             log.info("session done", unit=self.key, task=tid, reason=ended.reason, comp=grade.comp)
+            if self.on_session is not None:
+                self.on_session(f"{self.key}: session {tid} {ended.reason}")
 
     def _failed(self, task: LoadedTask, clock: float, why: str) -> SessionEnded:
         """The record of a session the runner ends itself: failed, counted, left out of averages."""

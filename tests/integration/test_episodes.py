@@ -234,11 +234,20 @@ def test_the_bundled_episodes_run_offline_end_to_end_over_redis(redis_url: str, 
 
 def test_a_task_directory_in_pi_bench_layout_runs_unchanged(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    r = auratown(
+    args = (
         "bench", "episodes", "--tasks", str(PUBLISHED), "--runs", "1", "--assistants", "builtin",
-        "--no-ablation", "--out", str(out), "--quiet",
+        "--no-ablation",
     )  # fmt: skip
+    quiet = auratown(*args, "--out", str(tmp_path / "quiet"), "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    r = auratown(*args, "--out", str(out))
     assert r.returncode == 0, r.stderr[-3000:]
+    # Progress on stderr, which is not a terminal here: plain lines (no "\r"), the figures, and what
+    # goes on inside the unit.
+    progress = [line for line in r.stderr.splitlines() if line.startswith("episodes: ")]
+    assert "\r" not in r.stderr and progress[0] == "episodes: 0/1 (0%) [00:00<?, ?unit/s]"
+    assert progress[1] == "episodes: pibench_demo_episode.builtin.r1: started"
+    assert progress[-1].startswith("episodes: 1/1 (100%) [") and "unit/s" in progress[-1]
     unit = _summary(out)["units"]["pibench_demo_episode.builtin.r1"]
     assert unit["sessions"] == 2 and set(unit["tasks"]) == {"survey_recent_papers", "order_coffee_dripper"}
     grade = next(t for t in _trace(out) if t["type"] == "grade" and t["task_id"] == "order_coffee_dripper")
