@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from actors.aura import LLMBackend
-from actors.llm import DiskCache, GatewayConfig, LLMGateway
+from actors.llm import DiskCache, LLMGateway
 from actors.llm._gateway import DEADLINE_GRACE
 from messages.aura import AnswerData
 from messages.probes import ProbeScene
@@ -54,16 +54,8 @@ def cafe() -> ProbeScene:
 def ask(
     stub: OpenAIStub, scene: ProbeScene, cache: Any = None, **config: Any
 ) -> tuple[AnswerData, LLMGateway]:
-    settings: dict[str, Any] = {
-        "model": "openai/stub-model",
-        "api_base": stub.url,
-        "api_key": "sk-stub",
-        "timeout": 2.0,
-        "max_retries": 1,
-        "backoff": 0.001,
-        **config,
-    }
-    gateway = LLMGateway(GatewayConfig(**settings), cache=cache)
+    settings: dict[str, Any] = {"timeout": 2.0, "max_retries": 1, **config}
+    gateway = LLMGateway(stub.config(**settings), cache=cache)
     backend = LLMBackend(gateway)
     probes = RegistryProbes(agent_state_registry(), scene, "env:the user")
     answer = answer_query(

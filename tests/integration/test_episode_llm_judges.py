@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from actors.episodes.judges import LLMIntentJudge, LLMRubricJudge
-from actors.llm import GatewayConfig, LLMGateway
+from actors.llm import LLMGateway
 from actors.llm._cache import DiskCache
 from messages.episodes import CriterionSpec, GradingSpec, SessionEnded, TurnRecord
 from tests.support.openai_stub import OpenAIStub, http_error, ok
@@ -32,16 +32,7 @@ def stub() -> Iterator[OpenAIStub]:
 
 
 def gateway(stub: OpenAIStub, **config: Any) -> LLMGateway:
-    settings: dict[str, Any] = {
-        "model": "openai/stub-model",
-        "api_base": stub.url,
-        "api_key": "sk-stub",
-        "timeout": 2.0,
-        "max_retries": 0,
-        "backoff": 0.001,
-        **config,
-    }
-    return LLMGateway(GatewayConfig(**settings))
+    return LLMGateway(stub.config(**{"timeout": 2.0, "max_retries": 0, **config}))
 
 
 def decisions(*values: str, tag: str = "decision") -> str:

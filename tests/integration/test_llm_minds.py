@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from actors.bus import Bus
-from actors.llm import GatewayConfig, LLMGateway, Stage
+from actors.llm import LLMGateway, Stage
 from actors.runtime import Host, HostConfig
 from actors.town import (
     TICKS_TOPIC,
@@ -46,16 +46,7 @@ def stub() -> Iterator[OpenAIStub]:
 
 
 def gateway(stub: OpenAIStub, **overrides: Any) -> LLMGateway:
-    config: dict[str, Any] = {
-        "model": "openai/stub-model",
-        "api_base": stub.url,
-        "api_key": "sk-stub",
-        "timeout": 5.0,
-        "max_retries": 1,
-        "backoff": 0.001,
-        **overrides,
-    }
-    return LLMGateway(GatewayConfig(**config))
+    return LLMGateway(stub.config(**{"timeout": 5.0, "max_retries": 1, **overrides}))
 
 
 def only(*stages: Stage) -> LLMMindSettings:

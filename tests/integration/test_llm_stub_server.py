@@ -38,16 +38,8 @@ def stub() -> Iterator[OpenAIStub]:
 
 
 def gateway(stub: OpenAIStub, cache: Any = None, **overrides: Any) -> LLMGateway:
-    config: dict[str, Any] = {
-        "model": "openai/stub-model",
-        "api_base": stub.url,
-        "api_key": "sk-stub",
-        "timeout": TIMEOUT,
-        "max_retries": 2,
-        "backoff": 0.005,
-        **overrides,
-    }
-    return LLMGateway(GatewayConfig(**config), cache=cache)
+    settings: dict[str, Any] = {"timeout": TIMEOUT, "max_retries": 2, "backoff": 0.005, **overrides}
+    return LLMGateway(stub.config(**settings), cache=cache)
 
 
 def test_valid_json_is_parsed_and_stage_settings_reach_the_wire(stub: OpenAIStub) -> None:

@@ -17,6 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from actors.llm import GatewayConfig
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -208,3 +210,17 @@ class OpenAIStub:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+    def config(
+        self, *, timeout: float, max_retries: int, backoff: float = 0.001, **more: Any
+    ) -> GatewayConfig:
+        """A gateway's configuration that talks to this stub (``more``: any other field)."""
+        return GatewayConfig(
+            model="openai/stub-model",
+            api_base=self.url,
+            api_key="sk-stub",
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            **more,
+        )
