@@ -10,7 +10,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,14 +36,13 @@ from messages.episodes import (
     UserTurn,
 )
 from tests.conftest import ROOT, Processes, auratown, wait_until
-from tests.support.episodes import finished_sessions
+from tests.support.episodes import bench_episodes_command, finished_sessions
 from tests.support.openai_stub import OpenAIStub, Reply, json_reply, ok
 from tests.support.topics import topic_messages
 
 pytestmark = pytest.mark.redis
 
 PUBLISHED = ROOT / "tests" / "fixtures" / "pibench" / "data" / "pibench_demo"
-BAKERY = ROOT / "bench" / "episodes" / "data" / "ines_calder"
 
 
 class ScriptedAssistant(Actor):
@@ -314,11 +312,7 @@ def test_units_spread_over_worker_processes_and_repeat(redis_url: str, tmp_path:
 
 def test_an_interrupted_episode_resumes_where_it_stopped(redis_url: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = [
-        sys.executable, "-m", "deploy.cli", "--log-level", "warning", "bench", "episodes",
-        "--tasks", str(BAKERY), "--runs", "1", "--assistants", "builtin", "--no-ablation",
-        "--bus", redis_url, "--out", str(out), "--quiet",
-    ]  # fmt: skip
+    args = bench_episodes_command(redis_url, out)
     proc = subprocess.Popen(
         args, cwd=ROOT, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

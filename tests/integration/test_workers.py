@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,13 +16,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, Processes, auratown, wait_until
-from tests.support.episodes import finished_sessions
+from tests.support.episodes import bench_episodes_command, finished_sessions
 from tests.support.openai_stub import OpenAIStub, Reply
 
 pytestmark = pytest.mark.redis
 
 PUBLISHED = ROOT / "tests" / "fixtures" / "pibench" / "data" / "pibench_demo"
-BAKERY = ROOT / "bench" / "episodes" / "data" / "ines_calder"
 
 
 def start_worker(
@@ -139,11 +137,7 @@ def test_a_unit_whose_worker_dies_is_taken_over_and_resumes(
     fast = ("--visibility-timeout", "2")
     first = start_worker(processes, redis_url, namespace, "episodes", tmp_path / "a.log", *fast)
     out = tmp_path / "run"
-    args = [
-        sys.executable, "-m", "deploy.cli", "--log-level", "warning", "bench", "episodes",
-        "--tasks", str(BAKERY), "--runs", "1", "--assistants", "builtin", "--no-ablation",
-        "--bus", redis_url, "--remote-workers", namespace, "--out", str(out), "--quiet",
-    ]  # fmt: skip
+    args = bench_episodes_command(redis_url, out, "--remote-workers", namespace)
     coordinator = subprocess.Popen(
         args, cwd=ROOT, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
