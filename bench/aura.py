@@ -92,7 +92,18 @@ from actors.bus.local_server import LocalRedisServer
 from actors.logging import configure_logging
 from actors.runtime import Host, HostConfig
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
-from bench._harness import BenchError, Children, exit_on_sigterm, machine_info, num, row, write_json
+from bench._harness import (
+    BenchError,
+    BenchParser,
+    Children,
+    exit_on_sigterm,
+    finish,
+    machine_info,
+    num,
+    row,
+    verdict,
+)
+from bench.progress import Progress
 from bench.suite.datasets import AURA_RELEASE, Suite, SuiteFileError, load_suite
 from bench.town import LogCounter
 from messages.aura import (
@@ -351,14 +362,16 @@ def measure(
     workload: Workload,
     conditions: Sequence[str],
     repeats: int,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressFactory | None = None,
 ) -> list[Timing]:
     """Every query under every condition, ``repeats`` times, after a warm-up. The conditions are
-    interleaved query by query, so that a noisy moment of the machine hits them all alike."""
+    interleaved query by query, so that a noisy moment of the machine hits them all alike.
+    ``progress(total)`` shows the answers as they come (none by default)."""
     timings = {c: Timing(c) for c in conditions}
     for q in _warmup_set(workload.queries):
         for condition in conditions:
             answer(q, condition)
+    shown = (progress or _unseen)(repeats * len(workload.queries) * len(conditions)).start()
     for rep in range(repeats):
         t_pass = time.monotonic()
         for q in workload.queries:
@@ -367,6 +380,7 @@ def measure(
                 t0 = time.perf_counter()
                 reply = answer(q, condition)
                 elapsed = (time.perf_counter() - t0) * 1000
+                shown.advance(ok=not isinstance(reply, str))
                 if isinstance(reply, str):
                     timing.errors.append(reply)
                     continue
@@ -375,22 +389,30 @@ def measure(
                     timing.probes.append(len(reply.trace))
                     timing.alerts += bool(reply.alerts)
                     timing.answers[q.key] = reply.text
-        if progress is not None:
-            took = time.monotonic() - t_pass
-            medians = "; ".join(
-                f"{c} median so far {num(timings[c].summary()['median'], '.2f')} ms"
-                for c in conditions
-                if c == TARGET_CONDITION
-            )
-            progress(
-                f"pass {rep + 1}/{repeats}: {len(workload.queries)} queries x {len(conditions)} conditions "
-                f"in {took:.1f}s{'; ' + medians if medians else ''}"
-            )
+        took = time.monotonic() - t_pass
+        medians = "; ".join(
+            f"{c} median so far {num(timings[c].summary()['median'], '.2f')} ms"
+            for c in conditions
+            if c == TARGET_CONDITION
+        )
+        shown.say(
+            f"{shown.desc}: pass {rep + 1}/{repeats}: {len(workload.queries)} queries x {len(conditions)} "
+            f"conditions in {took:.1f}s{'; ' + medians if medians else ''}"
+        )
+    shown.close()
     return list(timings.values())
 
 
+ProgressFactory = Callable[[int], Progress]
+"""(answers to come) -> the display that counts them."""
+
+
+def _unseen(total: int) -> Progress:
+    return Progress(total, desc="", unit="answer", quiet=True)
+
+
 def bench_embedded(
-    workload: Workload, conditions: Sequence[str], repeats: int, progress: Callable[[str], None] | None = None
+    workload: Workload, conditions: Sequence[str], repeats: int, progress: ProgressFactory | None = None
 ) -> list[Timing]:
     regs = registries()
     return measure(lambda q, c: answer_embedded(q, c, regs), workload, conditions, repeats, progress)
@@ -508,7 +530,7 @@ def bench_bus(
     children: Children,
     *,
     verbose: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressFactory | None = None,
 ) -> BusRun:
     result = BusRun()
     namespace = f"bench:aura:{uuid.uuid4().hex[:8]}"
@@ -755,6 +777,7 @@ class Params:
     verbose: bool
     quick: bool
     out: str
+    quiet: bool = False
 
 
 @dataclass
@@ -1024,19 +1047,15 @@ def format_bus_notes(report: Report) -> str:
     return "\n".join(lines)
 
 
-def _verdict(passed: bool | None) -> str:
-    return "n/a" if passed is None else "PASS" if passed else "FAIL"
-
-
 def format_checks(report: Report) -> str:
     checks = report.checks()
     chk, tok = checks["aura_intent_median_embedded"], checks["aura_intent_prompt_tokens_v2"]
     return (
         f"offline {TARGET_CONDITION}, embedded: median {num(chk['value_ms'], '.2f')} ms per query "
-        f"(target < {TARGET_MS:g} ms)  {_verdict(chk['pass'])}\n"
+        f"(target < {TARGET_MS:g} ms)  {verdict(chk['pass'])}\n"
         f"{TARGET_CONDITION} prompt tokens per implicit-v2 query: {num(tok['value_tokens'], ',.0f')} "
         f"(target <= {TOKEN_TARGET:,}, Figure 8{'; len/4 estimate' if report.token_fallback else ''})  "
-        f"{_verdict(tok['pass'])}"
+        f"{verdict(tok['pass'])}"
     )
 
 
@@ -1054,26 +1073,19 @@ def _conditions(text: str) -> list[str]:
 
 
 def parse_args(argv: list[str] | None) -> Params:
-    description = (__doc__ or "").split("\n\n")[0]
-    p = argparse.ArgumentParser(prog="python -m bench.aura", description=description)
-    p.add_argument(
+    cli = BenchParser(
+        "bench.aura", __doc__, out=DEFAULT_OUT, quick="10 queries per set, one pass: a smoke run"
+    )
+    cli.sized(
         "--queries",
-        type=int,
+        "first N queries of each set",
         default=None,
-        help=f"first N queries of each set (default all; quick {QUICK_QUERIES})",
+        quick=QUICK_QUERIES,
+        show=lambda n: "all" if n is None else str(n),
     )
-    p.add_argument(
-        "--repeats",
-        type=int,
-        default=None,
-        help=f"embedded passes (default {DEFAULT_REPEATS}, quick {QUICK_REPEATS})",
-    )
-    p.add_argument(
-        "--bus-repeats",
-        type=int,
-        default=None,
-        help=f"passes over the bus (default {DEFAULT_BUS_REPEATS}, quick {QUICK_BUS_REPEATS})",
-    )
+    cli.sized("--repeats", "embedded passes", default=DEFAULT_REPEATS, quick=QUICK_REPEATS)
+    cli.sized("--bus-repeats", "passes over the bus", default=DEFAULT_BUS_REPEATS, quick=QUICK_BUS_REPEATS)
+    p = cli.parser
     p.add_argument(
         "--conditions",
         type=_conditions,
@@ -1089,34 +1101,27 @@ def parse_args(argv: list[str] | None) -> Params:
     p.add_argument("--data", default=str(DEFAULT_DATA), help="the AURA data directory (default %(default)s)")
     p.add_argument("--skip-bus", action="store_true", help="embedded latency and tokens only")
     p.add_argument("--verbose", action="store_true", help="show the child's warnings and errors on stderr")
-    p.add_argument("--out", default=str(DEFAULT_OUT), help="JSON results file (default %(default)s)")
-    p.add_argument("--quick", action="store_true", help="10 queries per set, one pass: a smoke run")
-    a = p.parse_args(argv)
-    queries = a.queries if a.queries is not None else (QUICK_QUERIES if a.quick else None)
-    repeats = a.repeats if a.repeats is not None else (QUICK_REPEATS if a.quick else DEFAULT_REPEATS)
-    bus_repeats = (
-        a.bus_repeats
-        if a.bus_repeats is not None
-        else (QUICK_BUS_REPEATS if a.quick else DEFAULT_BUS_REPEATS)
-    )
-    if (queries is not None and queries < 1) or repeats < 1 or bus_repeats < 1:
-        p.error("--queries, --repeats and --bus-repeats must be at least 1")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    a = cli.parse(argv)
+    if (a.queries is not None and a.queries < 1) or a.repeats < 1 or a.bus_repeats < 1:
+        cli.error("--queries, --repeats and --bus-repeats must be at least 1")
     return Params(
-        queries,
-        repeats,
-        bus_repeats,
-        a.conditions,
-        a.bus_conditions,
-        a.data,
-        a.skip_bus,
-        a.verbose,
-        a.quick,
-        a.out,
+        queries=a.queries,
+        repeats=a.repeats,
+        bus_repeats=a.bus_repeats,
+        conditions=a.conditions,
+        bus_conditions=a.bus_conditions,
+        data=a.data,
+        skip_bus=a.skip_bus,
+        verbose=a.verbose,
+        quick=a.quick,
+        out=a.out,
+        quiet=a.quiet,
     )
 
 
-def _say(text: str) -> None:
-    print(f"    {text}", flush=True)
+def _progress(params: Params, desc: str) -> ProgressFactory:
+    return lambda total: Progress(total, desc=desc, unit="answer", quiet=params.quiet)
 
 
 def run(params: Params) -> Report:
@@ -1134,7 +1139,7 @@ def run(params: Params) -> Report:
             flush=True,
         )
         print("  embedded latency ...", flush=True)
-        embedded = bench_embedded(workload, params.conditions, params.repeats, _say)
+        embedded = bench_embedded(workload, params.conditions, params.repeats, _progress(params, "embedded"))
         bus: BusRun | None = None
         if not params.skip_bus:
             print("  redis bus latency (town + registry + env in a child process) ...", flush=True)
@@ -1145,22 +1150,22 @@ def run(params: Params) -> Report:
                 params.bus_repeats,
                 children,
                 verbose=params.verbose,
-                progress=_say,
+                progress=_progress(params, "redis bus"),
             )
             compare_answers(embedded, bus, workload)
     print("  prompt tokens ...", flush=True)
     counter = TokenCounter()
     tokens = count_tokens(workload, params.conditions, counter)
     return Report(
-        params,
-        machine,
-        workload,
-        embedded,
-        bus,
-        tokens,
-        counter.method,
-        counter.fallback_reason,
-        time.monotonic() - started,
+        params=params,
+        machine=machine,
+        workload=workload,
+        embedded=embedded,
+        bus=bus,
+        tokens=tokens,
+        token_method=counter.method,
+        token_fallback=counter.fallback_reason,
+        elapsed_s=time.monotonic() - started,
     )
 
 
@@ -1173,19 +1178,8 @@ def main(argv: list[str] | None = None) -> int:
     except DataMissingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print()
-    print(format_latency(report))
-    print()
-    print(format_bus_notes(report))
-    print()
-    print(format_tokens(report))
-    print()
-    print(format_comparison(report))
-    print()
-    print(format_checks(report))
-    out = Path(params.out)
-    write_json(report, out)
-    print(f"\nresults written to {out} ({report.elapsed_s:.1f}s)")
+    sections = [format_latency, format_bus_notes, format_tokens, format_comparison, format_checks]
+    finish(report, Path(params.out), [f(report) for f in sections], elapsed_s=report.elapsed_s)
     return 0
 
 

@@ -40,13 +40,12 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import signal
 import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from multiprocessing.context import SpawnProcess
 from multiprocessing.synchronize import Event as MpEvent
@@ -62,7 +61,18 @@ from actors.ids import new_id, new_process_id
 from actors.logging import configure_logging
 from actors.roles import EchoActor as Echo
 from actors.runtime import Actor, Context, Host, on
-from bench._harness import BenchError, Children, exit_on_sigterm, machine_info, num, row, write_json
+from bench._harness import (
+    BenchError,
+    BenchParser,
+    Children,
+    exit_on_sigterm,
+    finish,
+    machine_info,
+    num,
+    row,
+    step,
+    verdict,
+)
 from messages import Envelope, Message, Ping, Pong, decode, encode
 
 DEFAULT_MESSAGES = 20_000
@@ -746,9 +756,9 @@ def format_checks(report: Report) -> str:
     return "\n".join(
         [
             f"redis msgs/s / raw msgs/s (XACK per message) = {t['value']:.2f}  (target {t['target']})  "
-            f"{'PASS' if t['pass'] else 'FAIL'}",
+            f"{verdict(t['pass'])}",
             f"redis ask p50 / raw ask p50                  = {lat['value']:.2f}  (target {lat['target']})  "
-            f"{'PASS' if lat['pass'] else 'FAIL'}",
+            f"{verdict(lat['pass'])}",
         ]
     )
 
@@ -757,38 +767,14 @@ def format_checks(report: Report) -> str:
 
 
 def parse_args(argv: list[str] | None) -> Params:
-    description = (__doc__ or "").split("\n\n")[0]
-    p = argparse.ArgumentParser(prog="python -m bench.bus", description=description)
-    p.add_argument(
-        "--messages",
-        type=int,
-        default=None,
-        help=f"messages per throughput run (default {DEFAULT_MESSAGES}, quick {QUICK_MESSAGES})",
-    )
-    p.add_argument(
-        "--asks",
-        type=int,
-        default=None,
-        help=f"timed asks per latency run (default {DEFAULT_ASKS}, quick {QUICK_ASKS})",
-    )
-    p.add_argument("--warmup", type=int, default=None, help=f"untimed asks first (default {DEFAULT_WARMUP})")
-    p.add_argument("--out", default=str(DEFAULT_OUT), help="JSON results file (default %(default)s)")
-    p.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
-    a = p.parse_args(argv)
-    messages = a.messages if a.messages is not None else (QUICK_MESSAGES if a.quick else DEFAULT_MESSAGES)
-    asks = a.asks if a.asks is not None else (QUICK_ASKS if a.quick else DEFAULT_ASKS)
-    warmup = a.warmup if a.warmup is not None else (QUICK_WARMUP if a.quick else DEFAULT_WARMUP)
-    if messages < 1 or asks < 1 or warmup < 0:
-        p.error("--messages and --asks must be positive, --warmup not negative")
-    return Params(messages, asks, warmup, a.quick, a.out)
-
-
-def _step(name: str, fn: Callable[[], Any]) -> Any:
-    print(f"  {name} ...", end=" ", flush=True)
-    t0 = time.monotonic()
-    result = fn()
-    print(f"{time.monotonic() - t0:.1f}s", flush=True)
-    return result
+    cli = BenchParser("bench.bus", __doc__, out=DEFAULT_OUT, quick="small sizes for a smoke run")
+    cli.sized("--messages", "messages per throughput run", default=DEFAULT_MESSAGES, quick=QUICK_MESSAGES)
+    cli.sized("--asks", "timed asks per latency run", default=DEFAULT_ASKS, quick=QUICK_ASKS)
+    cli.sized("--warmup", "untimed asks first", default=DEFAULT_WARMUP, quick=QUICK_WARMUP)
+    a = cli.parse(argv)
+    if a.messages < 1 or a.asks < 1 or a.warmup < 0:
+        cli.error("--messages and --asks must be positive, --warmup not negative")
+    return Params(messages=a.messages, asks=a.asks, warmup=a.warmup, quick=a.quick, out=a.out)
 
 
 def run(params: Params) -> Report:
@@ -806,25 +792,19 @@ def run(params: Params) -> Report:
             flush=True,
         )
         throughput: dict[str, Throughput] = {
-            "memory": _step("throughput memory", lambda: bench_memory_throughput(n)),
-            "redis": _step("throughput redis", lambda: bench_redis_throughput(url, n, children)),
-            "raw": _step("throughput raw", lambda: bench_raw_throughput(url, n, children, batch_ack=False)),
-            "raw_batch": _step(
+            "memory": step("throughput memory", lambda: bench_memory_throughput(n)),
+            "redis": step("throughput redis", lambda: bench_redis_throughput(url, n, children)),
+            "raw": step("throughput raw", lambda: bench_raw_throughput(url, n, children, batch_ack=False)),
+            "raw_batch": step(
                 "throughput raw batch-ack", lambda: bench_raw_throughput(url, n, children, batch_ack=True)
             ),
         }
         latency: dict[str, Latency] = {
-            "memory": _step("ask memory", lambda: bench_memory_ask(m, w)),
-            **_step("ask redis + raw (interleaved)", lambda: bench_remote_asks(url, m, w, children)),
+            "memory": step("ask memory", lambda: bench_memory_ask(m, w)),
+            **step("ask redis + raw (interleaved)", lambda: bench_remote_asks(url, m, w, children)),
         }
         exit_codes = dict(children.exit_codes)
     return Report(params, machine, throughput, latency, exit_codes, time.monotonic() - started)
-
-
-def _iter_unclean(codes: dict[str, int | None]) -> Iterator[str]:
-    for name, code in codes.items():
-        if code != 0:
-            yield f"{name}={code}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -832,16 +812,13 @@ def main(argv: list[str] | None = None) -> int:
     params = parse_args(argv)
     signal.signal(signal.SIGTERM, exit_on_sigterm)
     report = run(params)
-    print()
-    print(format_table(report))
-    print()
-    print(format_checks(report))
-    unclean = list(_iter_unclean(report.children))
-    if unclean:
-        print(f"warning: child processes did not exit cleanly: {', '.join(unclean)}")
-    out = Path(params.out)
-    write_json(report, out)
-    print(f"\nresults written to {out} ({report.elapsed_s:.1f}s)")
+    finish(
+        report,
+        Path(params.out),
+        [format_table(report), format_checks(report)],
+        elapsed_s=report.elapsed_s,
+        children=report.children,
+    )
     return 0
 
 

@@ -25,6 +25,10 @@ LINE_FORMAT = "{desc}: {n_fmt}/{total_fmt} ({percentage:.0f}%) [{elapsed}<{remai
 """A plain progress line: what a bar shows, without the bar."""
 
 
+REDRAW_EVERY = 0.25
+"""Seconds between two redraws of the bar (tqdm's own ``mininterval`` for its counts)."""
+
+
 def _is_terminal(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty is not None and isatty())
@@ -87,7 +91,7 @@ class Progress:
                     unit=self.unit,
                     file=self.stream,
                     dynamic_ncols=True,
-                    mininterval=0.25,
+                    mininterval=REDRAW_EVERY,
                 )
             else:
                 self._line()
@@ -115,7 +119,9 @@ class Progress:
             now = self.clock()
             if self._bar is not None:
                 self._bar.set_postfix_str(self._postfix(), refresh=False)
-                self._bar.refresh()
+                if now - self._last_note >= REDRAW_EVERY:  # a terminal redrawn at each note would lag
+                    self._last_note = now
+                    self._bar.refresh()
             elif now - self._last_note >= self.note_every:
                 self._last_note = now
                 self._write(f"{self.desc}: {text}")

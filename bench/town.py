@@ -66,7 +66,6 @@ import sys
 import time
 import tracemalloc
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from multiprocessing.context import SpawnProcess
 from multiprocessing.queues import Queue
@@ -90,7 +89,18 @@ from actors.town import (
     ensure_config,
     spawn_town,
 )
-from bench._harness import BenchError, Children, exit_on_sigterm, machine_info, num, row, write_json
+from bench._harness import (
+    BenchError,
+    BenchParser,
+    Children,
+    exit_on_sigterm,
+    finish,
+    machine_info,
+    num,
+    row,
+    step,
+    verdict,
+)
 from messages.town import TickCompleted
 from world import Town, TownDefinition, generate_town
 
@@ -635,10 +645,6 @@ def format_notes(report: Report) -> str:
     return "\n".join(lines)
 
 
-def _verdict(passed: bool | None) -> str:
-    return "n/a" if passed is None else "PASS" if passed else "FAIL"
-
-
 def format_checks(report: Report) -> str:
     c = report.checks()
     lines = []
@@ -647,12 +653,12 @@ def format_checks(report: Report) -> str:
         lines.append(
             f"{mode + ':':<11} s/tick at {LINEAR_LARGE} agents / s/tick at {LINEAR_SMALL} agents = "
             f"{num(chk['value'], '.2f'):>6}  (target <= {LINEAR_TARGET:g}, "
-            f"for x{LINEAR_LARGE // LINEAR_SMALL} agents)  {_verdict(chk['pass'])}"
+            f"for x{LINEAR_LARGE // LINEAR_SMALL} agents)  {verdict(chk['pass'])}"
         )
     rss = c["daemon_rss_5_agents"]
     lines.append(
         f"{DAEMON_AGENTS}-agent daemon (clock + world + agents on redis): peak RSS = "
-        f"{num(rss['value'], '.1f')} MB  (target < {RSS_TARGET_MB:g} MB)  {_verdict(rss['pass'])}"
+        f"{num(rss['value'], '.1f')} MB  (target < {RSS_TARGET_MB:g} MB)  {verdict(rss['pass'])}"
     )
     return "\n".join(lines)
 
@@ -671,20 +677,14 @@ def _sizes(text: str) -> list[int]:
 
 
 def parse_args(argv: list[str] | None) -> Params:
-    description = (__doc__ or "").split("\n\n")[0]
-    p = argparse.ArgumentParser(prog="python -m bench.town", description=description)
-    p.add_argument(
-        "--sizes",
-        type=_sizes,
-        default=None,
-        help=f"agent counts (default {','.join(map(str, SIZES))}; quick {','.join(map(str, QUICK_SIZES))})",
+    cli = BenchParser(
+        "bench.town", __doc__, out=DEFAULT_OUT, quick="small sizes and few ticks for a smoke run"
     )
-    p.add_argument(
-        "--ticks",
-        type=int,
-        default=None,
-        help=f"timed ticks per run (default {DEFAULT_TICKS}, quick {QUICK_TICKS})",
+    cli.sized(
+        "--sizes", "agent counts", default=list(SIZES), quick=list(QUICK_SIZES), type=_sizes, show=_show_sizes
     )
+    cli.sized("--ticks", "timed ticks per run", default=DEFAULT_TICKS, quick=QUICK_TICKS)
+    p = cli.parser
     p.add_argument(
         "--warmup", type=int, default=DEFAULT_WARMUP, help="untimed ticks first (default %(default)s)"
     )
@@ -702,38 +702,32 @@ def parse_args(argv: list[str] | None) -> Params:
     )
     p.add_argument("--heap", action="store_true", help="also measure the peak Python heap in process (slow)")
     p.add_argument("--verbose", action="store_true", help="show the children's warnings and errors on stderr")
-    p.add_argument("--out", default=str(DEFAULT_OUT), help="JSON results file (default %(default)s)")
-    p.add_argument("--quick", action="store_true", help="small sizes and few ticks for a smoke run")
-    a = p.parse_args(argv)
-    sizes = a.sizes if a.sizes is not None else list(QUICK_SIZES if a.quick else SIZES)
-    ticks = a.ticks if a.ticks is not None else (QUICK_TICKS if a.quick else DEFAULT_TICKS)
-    if ticks < 1 or a.warmup < 1:
-        p.error("--ticks and --warmup must be at least 1")
+    a = cli.parse(argv)
+    if a.ticks < 1 or a.warmup < 1:
+        cli.error("--ticks and --warmup must be at least 1")
     for name in ("max_in_flight", "fetch_count"):
         if getattr(a, name) is not None and getattr(a, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be positive")
+            cli.error(f"--{name.replace('_', '-')} must be positive")
     return Params(
-        sizes,
-        ticks,
-        a.warmup,
-        a.max_connections,
-        a.max_in_flight,
-        a.fetch_count,
-        a.heap,
-        a.verbose,
-        a.quick,
-        a.out,
+        sizes=list(a.sizes),
+        ticks=a.ticks,
+        warmup=a.warmup,
+        max_connections=a.max_connections,
+        max_in_flight=a.max_in_flight,
+        fetch_count=a.fetch_count,
+        heap=a.heap,
+        verbose=a.verbose,
+        quick=a.quick,
+        out=a.out,
     )
 
 
-def _step(name: str, fn: Callable[[], Run]) -> Run:
-    print(f"  {name} ...", end=" ", flush=True)
-    t0 = time.monotonic()
-    run = fn()
-    took = time.monotonic() - t0
-    detail = f"{run.s_per_tick:.4f} s/tick" if run.s_per_tick is not None else f"error: {run.error}"
-    print(f"{took:.1f}s ({detail})", flush=True)
-    return run
+def _show_sizes(sizes: list[int]) -> str:
+    return ",".join(map(str, sizes))
+
+
+def _s_per_tick(run: Run) -> str:
+    return f"{run.s_per_tick:.4f} s/tick" if run.s_per_tick is not None else f"error: {run.error}"
 
 
 def run(params: Params) -> Report:
@@ -752,14 +746,19 @@ def run(params: Params) -> Report:
         )
         for n in params.sizes:
             runs.append(
-                _step(
+                step(
                     f"in-process {n} agents",
                     functools.partial(bench_in_process, n, params, children),
+                    _s_per_tick,
                 )
             )
         for n in params.sizes:
             runs.append(
-                _step(f"redis {n} agents", functools.partial(bench_redis, server, n, params, children))
+                step(
+                    f"redis {n} agents",
+                    functools.partial(bench_redis, server, n, params, children),
+                    _s_per_tick,
+                )
             )
         exit_codes = dict(children.exit_codes)
     return Report(params, machine, runs, exit_codes, time.monotonic() - started)
@@ -770,20 +769,13 @@ def main(argv: list[str] | None = None) -> int:
     params = parse_args(argv)
     signal.signal(signal.SIGTERM, exit_on_sigterm)
     report = run(params)
-    print()
-    print(format_table(report))
-    notes = format_notes(report)
-    if notes:
-        print()
-        print(notes)
-    print()
-    print(format_checks(report))
-    unclean = [f"{name}={code}" for name, code in report.children.items() if code != 0]
-    if unclean:
-        print(f"warning: child processes did not exit cleanly: {', '.join(unclean)}")
-    out = Path(params.out)
-    write_json(report, out)
-    print(f"\nresults written to {out} ({report.elapsed_s:.1f}s)")
+    finish(
+        report,
+        Path(params.out),
+        [format_table(report), format_notes(report), format_checks(report)],
+        elapsed_s=report.elapsed_s,
+        children=report.children,
+    )
     return 0
 
 

@@ -3,6 +3,7 @@ the printed tables and the JSON rely on (timings themselves are not checked)."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from actors.bus.local_server import LocalRedisServer
 from bench import aura
 from bench._harness import Children, write_json
+from bench.progress import Progress
 from tests.conftest import AURA_RELEASE
 
 pytestmark = [
@@ -37,6 +39,26 @@ def test_the_workload_reads_both_query_sets_by_path(workload: aura.Workload) -> 
     assert workload.town_scene.source.startswith("town:") and workload.town_digest
     assert workload.of("factual")[0].ask("aura_intent").scene is None  # over the bus: the live town
     assert workload.of("implicit_v2")[0].ask("aura_intent").scene is not None
+
+
+@pytest.mark.aura_release
+def test_the_timed_passes_show_their_progress_on_stderr(workload: aura.Workload) -> None:
+    out = io.StringIO()  # not a terminal: plain lines
+    params = aura.parse_args(["--repeats", "2"])
+    assert not params.quiet and aura.parse_args(["--quiet"]).quiet
+
+    def shown(total: int) -> Progress:
+        return Progress(total, desc="embedded", unit="answer", stream=out, lines=2)
+
+    aura.bench_embedded(workload, ["literal"], repeats=2, progress=shown)
+    lines = out.getvalue().splitlines()
+    assert "\r" not in out.getvalue()
+    n = 2 * PER_SET  # queries of a pass
+    assert lines[0] == f"embedded: 0/{2 * n} (0%) [00:00<?, ?answer/s]"
+    assert lines[1].startswith(f"embedded: {n}/{2 * n} (50%) [") and "answer/s]" in lines[1]
+    assert lines[2].startswith(f"embedded: pass 1/2: {n} queries x 1 conditions in ")
+    assert lines[3].startswith(f"embedded: {2 * n}/{2 * n} (100%) [")
+    assert lines[4].startswith("embedded: pass 2/2: ") and len(lines) == 5
 
 
 def test_missing_data_fails_with_a_clear_message(tmp_path: Path) -> None:
