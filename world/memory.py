@@ -15,103 +15,14 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from world.text import STOPWORDS, words
+
 MemoryKind = Literal["observation", "conversation", "reflection", "plan"]
 
 MAX_ITEMS = 200
 REFLECTION_EVERY = 10
 W_RECENCY, W_IMPORTANCE, W_SIMILARITY = 0.3, 0.4, 0.3
 DECAY = 0.01
-
-_TOKEN = re.compile(r"[a-z0-9']+")
-_STOPWORDS = frozenset(
-    (
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "from",
-        "by",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "am",
-        "i",
-        "you",
-        "he",
-        "she",
-        "it",
-        "we",
-        "they",
-        "me",
-        "him",
-        "her",
-        "them",
-        "my",
-        "your",
-        "his",
-        "its",
-        "our",
-        "their",
-        "this",
-        "that",
-        "these",
-        "those",
-        "what",
-        "where",
-        "when",
-        "who",
-        "whom",
-        "which",
-        "how",
-        "why",
-        "do",
-        "does",
-        "did",
-        "doing",
-        "have",
-        "has",
-        "had",
-        "not",
-        "no",
-        "so",
-        "as",
-        "about",
-        "into",
-        "over",
-        "after",
-        "before",
-        "up",
-        "down",
-        "out",
-        "off",
-        "than",
-        "then",
-        "there",
-        "here",
-        "just",
-        "now",
-        "very",
-        "can",
-        "will",
-        "would",
-        "should",
-        "could",
-        "s",
-        "t",
-    )
-)
 
 # Emotional salience: the highest matching weight is the memory's importance (1-10).
 _SALIENCE: tuple[tuple[re.Pattern[str], int], ...] = tuple(
@@ -130,12 +41,9 @@ _SALIENCE: tuple[tuple[re.Pattern[str], int], ...] = tuple(
 
 
 def keywords(text: str) -> list[str]:
-    """Lower-case content words, in first-seen order, without duplicates."""
-    seen: dict[str, None] = {}
-    for tok in _TOKEN.findall(text.lower()):
-        if tok not in _STOPWORDS and len(tok) > 1:
-            seen.setdefault(tok, None)
-    return list(seen)
+    """Lower-case content words (``world.text``'s tokens and stopwords, numbers kept: "3pm" and
+    "42" tell memories apart), in first-seen order, without duplicates."""
+    return list(dict.fromkeys(w for w in words(text) if len(w) > 1 and w not in STOPWORDS))
 
 
 def importance(text: str) -> int:

@@ -20,12 +20,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench.suite.stats import Spread, spread
 from messages.episodes import IntentResult
 from world.episodes.scoring import (
     episode_comp,
     episode_proc,
     group_size,
-    mean_std,
     pibench_task_proc,
     task_proc,
     weighted_mean,
@@ -41,17 +41,18 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}"
 
 
-def _ms(values: list[float]) -> dict[str, float | int] | None:
+def _ms(values: list[float]) -> dict[str, float | int | None] | None:
+    """Mean, sample deviation (None for a single run) and n, as ``summary.json`` keeps them."""
     if not values:
         return None
-    mean, std = mean_std(values)
-    return {"mean": mean, "std": std, "n": len(values)}
+    s = spread(values)
+    return {"mean": s.mean, "std": s.sd, "n": s.n}
 
 
 def _fmt(stat: dict[str, Any] | None) -> str:
     if stat is None:
         return "n/a"
-    return f"{100 * stat['mean']:.1f} ± {100 * stat['std']:.1f}"
+    return Spread(stat["mean"], stat["std"], stat["n"]).format(scale=100)
 
 
 def _intents(record: dict[str, Any]) -> list[IntentResult]:
@@ -230,7 +231,7 @@ def render(summary: dict[str, Any]) -> str:
         f"{cfg.get('judge_model') or 'deterministic'}; runs: {cfg.get('runs')}; "
         f"units complete: {summary['units_complete']}/{summary['units_planned']}",
         "",
-        "## PROC / COMP (%), mean ± std over runs (Table 1)",
+        "## PROC / COMP (%), mean ± std over runs (Table 1; one run: its mean, n=1)",
         "",
         "pi-Bench's reading follows its code; ours beside it (README, pi-Bench episodes).",
         "",

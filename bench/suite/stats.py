@@ -1,21 +1,27 @@
-"""Pure-Python statistics for the benchmark suite (no scipy: the project does not depend on it).
+"""The benchmarks' statistics, in one place: the standard library's ``statistics`` for mean and
+deviation, and the tests it lacks (paired t, Wilcoxon signed-rank, Pearson's p, a cluster
+bootstrap) written out, since the project does not depend on scipy at run time; the tests compare
+every one with scipy.
 
 Everything here is deterministic: the only randomness (the bootstrap) comes from a
 ``random.Random(seed)`` built inside the function, never from the global generator.
-Means use ``math.fsum`` so they are correctly rounded and independent of summation order,
-which lets the reproduction check compare the paper's per-condition means with ``==``.
+Means are ``statistics.fmean`` (a ``math.fsum`` over the values: correctly rounded and
+independent of summation order), which lets the reproduction check compare the paper's
+per-condition means with ``==``.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
     "BootstrapResult",
     "PearsonResult",
+    "Spread",
     "TTestResult",
     "WilcoxonResult",
     "betainc",
@@ -27,6 +33,7 @@ __all__ = [
     "quantile",
     "sd",
     "signed_rank_counts",
+    "spread",
     "student_t_cdf",
     "student_t_two_sided_p",
     "wilcoxon",
@@ -38,18 +45,38 @@ WILCOXON_EXACT_MAX_N = 25
 
 
 def mean(xs: Sequence[float]) -> float:
-    """Arithmetic mean via ``math.fsum`` (correctly rounded sum, order independent)."""
+    """Arithmetic mean (``statistics.fmean``: correctly rounded sum, order independent); a
+    ``ValueError`` for no values."""
     if not xs:
         raise ValueError("mean of an empty sequence")
-    return math.fsum(xs) / len(xs)
+    return statistics.fmean(xs)
 
 
 def sd(xs: Sequence[float]) -> float:
-    """Sample standard deviation (n - 1 denominator)."""
+    """Sample standard deviation (n - 1 denominator, ``statistics.stdev``); a ``ValueError`` for
+    fewer than two values: one value has no spread to report."""
     if len(xs) < 2:
         raise ValueError("sd needs at least two values")
-    m = mean(xs)
-    return math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    return statistics.stdev(xs)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The mean of repeated runs and, from two runs on, their sample standard deviation."""
+
+    mean: float
+    sd: float | None  # None for a single run: no spread was measured
+    n: int
+
+    def format(self, scale: float = 1.0, digits: int = 1) -> str:
+        """``"14.7 ± 0.3"``; a single run prints its mean alone and says so (``"14.7 (n=1)"``)."""
+        shown = f"{scale * self.mean:.{digits}f}"
+        return f"{shown} (n=1)" if self.sd is None else f"{shown} ± {scale * self.sd:.{digits}f}"
+
+
+def spread(xs: Sequence[float]) -> Spread:
+    """Mean and sample deviation of ``xs`` (at least one value)."""
+    return Spread(mean(xs), sd(xs) if len(xs) > 1 else None, len(xs))
 
 
 def quantile(xs: Sequence[float], q: float) -> float:

@@ -25,7 +25,8 @@ from world.episodes.judging import (
 )
 from world.episodes.protocol import SessionTracker, TurnOutcome, VerbatimUserVoice, assess_reply
 from world.episodes.scoring import task_proc
-from world.episodes.text import anchors, key_terms, questions, stem
+from world.episodes.text import anchors, questions
+from world.text import key_terms, stem
 
 SAVE = 'Save the summary as "weekly_report.md" in the outputs folder'
 BUDGET = "Keep the budget under 250 dollars"

@@ -4,7 +4,6 @@ rubric judge is shown, and PROC and COMP (pi-Bench Section 3.5, Appendix C) in b
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +19,6 @@ from world.episodes.scoring import (
     episode_proc,
     faithful_history,
     group_size,
-    mean_std,
     pibench_task_proc,
     pooled_proc,
     reading_of,
@@ -419,14 +417,3 @@ def test_a_personas_pibench_proc_weights_each_task_by_its_group() -> None:
         (None, 1),
     ]
     assert weighted_mean(scores) == pytest.approx((0.5 * 1 + 0.4 * 2 + 0.5 * 3 + 0.0 * 3) / (1 + 2 + 3 + 3))
-
-
-# ---------------------------------------------------------------- repeated runs
-
-
-def test_mean_std_uses_the_sample_deviation() -> None:
-    assert mean_std([0.5]) == (0.5, 0.0)
-    mean, std = mean_std([1.0, 2.0, 3.0, 4.0])
-    assert mean == 2.5 and std == pytest.approx(math.sqrt(5 / 3))
-    with pytest.raises(ValueError):
-        mean_std([])

@@ -1,4 +1,5 @@
-"""Statistics and metrics of the benchmark suite against hand-computed values and the paper's cells."""
+"""Statistics and metrics of the benchmark suite against hand-computed values, scipy (the reference
+every hand-written test is compared with, on random data) and the paper's cells."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import math
 import random
 import statistics
 
+import numpy as np
 import pytest
+from scipy import special
+from scipy import stats as scipy_stats
 
 from bench.suite.metrics import (
     CellRecord,
@@ -24,8 +28,10 @@ from bench.suite.stats import (
     mean,
     paired_t,
     pearson,
+    quantile,
     sd,
     signed_rank_counts,
+    spread,
     student_t_cdf,
     student_t_two_sided_p,
     wilcoxon,
@@ -42,6 +48,103 @@ def test_mean_and_sd_match_statistics_module() -> None:
     xs = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]
     assert mean(xs) == 5.0
     assert sd(xs) == pytest.approx(statistics.stdev(xs), rel=1e-15)
+
+
+def test_a_single_run_has_a_mean_and_no_spread() -> None:
+    one = spread([0.147])
+    assert (one.mean, one.sd, one.n) == (0.147, None, 1)
+    assert one.format(scale=100) == "14.7 (n=1)"  # never a made-up "± 0.0"
+    four = spread([1.0, 2.0, 3.0, 4.0])
+    assert four.mean == 2.5 and four.sd == pytest.approx(math.sqrt(5 / 3))
+    assert four.format() == "2.5 ± 1.3"
+    with pytest.raises(ValueError):
+        spread([])
+
+
+# --------------------------------------------------------------------------- against scipy
+
+SEEDS = range(6)
+
+
+def _pairs(seed: int, n: int, shift: float = 0.3) -> tuple[list[float], list[float]]:
+    rng = random.Random(seed)
+    a = [rng.gauss(0.0, 1.0) for _ in range(n)]
+    return a, [x - shift + rng.gauss(0.0, 0.8) for x in a]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mean_sd_and_quantile_match_scipy_and_numpy(seed: int) -> None:
+    xs, _ = _pairs(seed, 5 + 7 * seed)
+    assert mean(xs) == pytest.approx(float(np.mean(xs)), rel=1e-12, abs=1e-15)
+    assert sd(xs) == pytest.approx(float(scipy_stats.tstd(xs)), rel=1e-12)
+    for q in (0.0, 0.025, 0.1, 0.5, 0.9, 0.975, 1.0):
+        assert quantile(xs, q) == pytest.approx(float(np.quantile(xs, q)), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_betainc_and_t_distribution_match_scipy(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(20):
+        a, b, x = rng.uniform(0.1, 40.0), rng.uniform(0.1, 40.0), rng.random()
+        assert betainc(a, b, x) == pytest.approx(float(special.betainc(a, b, x)), rel=1e-9, abs=1e-13)
+        t, df = rng.uniform(-8.0, 8.0), rng.choice([1, 2, 3, 5, 9, 29, 120, 2000])
+        reference = 2.0 * float(scipy_stats.t.sf(abs(t), df))
+        assert student_t_two_sided_p(t, df) == pytest.approx(reference, rel=1e-9, abs=1e-14)
+        assert student_t_cdf(t, df) == pytest.approx(float(scipy_stats.t.cdf(t, df)), rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_paired_t_matches_scipy(seed: int) -> None:
+    a, b = _pairs(seed, 4 + 9 * seed)
+    ours, ref = paired_t(a, b), scipy_stats.ttest_rel(a, b)
+    assert ours.statistic == pytest.approx(float(ref.statistic), rel=1e-10)
+    assert ours.p == pytest.approx(float(ref.pvalue), rel=1e-8, abs=1e-14)
+    assert ours.df == int(ref.df)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_wilcoxon_exact_matches_scipy(seed: int) -> None:
+    a, b = _pairs(seed, 6 + 3 * seed)  # continuous values: no ties, no zeros, n <= 25: exact
+    ours, ref = wilcoxon(a, b), scipy_stats.wilcoxon(a, b, method="exact")
+    assert ours.method == "exact"
+    assert ours.statistic == float(ref.statistic)
+    assert ours.p == pytest.approx(float(ref.pvalue), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_wilcoxon_with_ties_and_zeros_matches_scipys_normal_approximation(seed: int) -> None:
+    rng = random.Random(seed)
+    n = 30 + 10 * seed
+    a = [float(rng.randint(0, 4)) for _ in range(n)]
+    b = [float(rng.randint(0, 4)) for _ in range(n)]  # judge-like scores: many ties and zeros
+    ours = wilcoxon(a, b)
+    ref = scipy_stats.wilcoxon(a, b, zero_method="wilcox", correction=True, method="approx")
+    assert ours.method == "normal"
+    assert ours.statistic == float(ref.statistic)
+    assert ours.p == pytest.approx(float(ref.pvalue), rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_pearson_matches_scipy(seed: int) -> None:
+    x, y = _pairs(seed, 3 + 8 * seed)
+    ours, ref = pearson(x, y), scipy_stats.pearsonr(x, y)
+    assert ours.statistic == pytest.approx(float(ref.statistic), rel=1e-12, abs=1e-15)
+    assert ours.p == pytest.approx(float(ref.pvalue), rel=1e-8, abs=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cluster_bootstrap_with_one_cell_per_cluster_matches_scipys_percentile_ci(seed: int) -> None:
+    a, b = _pairs(seed, 60)
+    ours = cluster_bootstrap_diff(a, b, list(range(len(a))), n_boot=4000, seed=seed)
+    diffs = np.array(a) - np.array(b)
+    ref = scipy_stats.bootstrap(
+        (diffs,), np.mean, n_resamples=4000, method="percentile", rng=np.random.default_rng(seed)
+    )
+    width = ref.confidence_interval.high - ref.confidence_interval.low
+    # Two Monte Carlo estimates of the same interval: equal up to resampling noise.
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=0.05 * width)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=0.05 * width)
+    assert ours.statistic == pytest.approx(float(diffs.mean()), rel=1e-12)
 
 
 def test_betainc_closed_forms() -> None:

@@ -36,7 +36,8 @@ from typing import Literal, Protocol
 
 from messages.episodes import Judgement, SessionEnded, ToolRecord, ToolSelection
 from world.episodes.scoring import select_evidence, select_turn_evidence
-from world.episodes.text import Haystack, coverage, key_terms, questions, statements
+from world.episodes.text import Haystack, coverage, questions, statements
+from world.text import key_terms
 
 COMPLETION_SHARE = 0.6
 CLARIFICATION_SHARE = 0.5

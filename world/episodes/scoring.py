@@ -21,14 +21,12 @@ direct dependencies' covered and total intents to its own; COMP and PROC are mea
 that have criteria, each weighted by its dependency group's size (the task and everything it
 transitively depends on). Ours (corrected): PROC pools each dependency group (connected
 component) weighted by its size; COMP is the plain mean over tasks with a checklist. A session
-that ended in ``error`` is left out of both, and counted. ``mean_std`` uses the sample standard
-deviation (n - 1), 0 for a single value.
+that ended in ``error`` is left out of both, and counted.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -338,16 +336,3 @@ def weighted_mean(scores: Iterable[tuple[float | None, int]]) -> float | None:
     total = sum(weight for _, weight in pairs)
     return sum(score * weight for score, weight in pairs) / total if total else None
 
-
-# ---------------------------------------------------------------- repeated runs
-
-
-def mean_std(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and sample standard deviation (n - 1); the deviation of one value is 0."""
-    if not values:
-        raise ValueError("mean_std needs at least one value")
-    mean = sum(values) / len(values)
-    if len(values) == 1:
-        return mean, 0.0
-    variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-    return mean, math.sqrt(variance)

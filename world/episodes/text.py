@@ -1,7 +1,7 @@
 """Term extraction shared by the deterministic judges (and by anyone writing data for them).
 
-- key terms: lowercase word tokens of at least 3 letters, minus a stopword list, lightly stemmed
-  (plural ``s``/``es``/``ies``, ``-ing``, ``-ed``), in order of first appearance;
+- key terms: ``world.text.key_terms`` (content words of at least 3 letters, no stopwords, lightly
+  stemmed: plural ``s``/``es``/``ies``, ``-ing``, ``-ed``), in order of first appearance;
 - anchors: numbers and quoted strings. Numbers are compared as numbers (``1,578`` = ``1578``,
   ``12.50`` = ``12.5``, ``05`` = ``5``); quoted strings (``"..."``, curly quotes, backticks, and
   ``'...'`` not inside a word) as case-insensitive substrings with whitespace collapsed;
@@ -14,61 +14,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_STOPWORD_TEXT = """
-    the and for are but not you your yours our ours his her hers its they them their theirs
-    this that these those there here what which who whom whose when where why how
-    was were been being have has had having does did doing done will would shall should
-    can could may might must also just very really quite too than then now only even still
-    all any each every both few more most other some such own same into onto from with within
-    without about above below over under again further once off out upon via per
-    let lets please thanks thank okay yes yeah sure like want wants wanted need needs
-    make makes made get gets got use used using one ones thing things something anything
-    everything nothing else etc maybe perhaps much many lot lots way well back able
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-"""Function words and the words of generic requests ("anything else?", "do you want more?"),
-which never make a question targeted."""
+from world.text import key_terms
 
-_WORD = re.compile(r"[a-z]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*")
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d|`([^`\n]+)`|(?<![\w'])'([^'\n]+)'(?![\w'])")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def _has_vowel(text: str) -> bool:
-    return any(c in "aeiouy" for c in text)
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper applied alike to both sides of every comparison: plurals, then
-    ``-ing``/``-ed`` (a doubled final consonant undone), then a final ``e``, so that "saves",
-    "saved", "saving" and "save" all read "sav"."""
-    w = word
-    if w.endswith(("ies", "ied")) and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("ches", "shes", "xes", "sses", "zes")) and len(w) > 4:
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        w = w[:-1]
-    for suffix in ("ing", "ed"):
-        root = w[: -len(suffix)]
-        if w.endswith(suffix) and len(root) >= 3 and _has_vowel(root):
-            w = root
-            if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouylsfzd":
-                w = w[:-1]
-            break
-    if w.endswith("e") and len(w) > 3:
-        w = w[:-1]
-    return w
-
-
-def key_terms(text: str) -> tuple[str, ...]:
-    """The stemmed content words of ``text`` (>= 3 letters, not stopwords), first occurrence order."""
-    seen: dict[str, None] = {}
-    for token in _WORD.findall(text.lower().replace("_", " ")):
-        if len(token) >= 3 and token not in STOPWORDS:
-            seen.setdefault(stem(token), None)
-    return tuple(seen)
 
 
 def _number(raw: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from messages.episodes import ToolRecord
-from world.episodes.assistant._text import clip, key_terms, overlap, words
+from world.episodes.assistant._text import clip, overlap, words
 from world.episodes.assistant.intent import request_object
 from world.episodes.assistant.memory import (
     EMAIL,
@@ -33,6 +33,7 @@ from world.episodes.assistant.memory import (
     note_credential,
 )
 from world.episodes.assistant.ports import ToolPort, response
+from world.text import key_terms
 
 APP_PREFIX = "mcp_appworld_"
 AMAZON = "mcp_appworld_amazon__"

@@ -23,8 +23,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from messages.episodes import TurnRecord
-from world.episodes.assistant._text import STOPWORDS, clip, key_terms, overlap, sentences
+from world.episodes.assistant._text import clip, overlap, sentences
 from world.episodes.assistant.intent import requested_kinds
+from world.text import STOPWORDS, key_terms
 
 NoteKind = Literal["preference", "fact", "decision", "credential"]
 

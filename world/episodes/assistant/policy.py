@@ -34,7 +34,7 @@ from messages.aura import IntentFrame
 from messages.episodes import AssistantReply, ToolRecord, TurnRecord, UserTurn
 from world.aura import budget_for_gap
 from world.aura._intent import DEFAULT_MAX_STEPS
-from world.episodes.assistant._text import clip, key_terms, overlap, paths_in, sentences, slug
+from world.episodes.assistant._text import clip, overlap, paths_in, sentences, slug
 from world.episodes.assistant.actions import ACTIONS, Accounts, ActionInput, content_of, first_with
 from world.episodes.assistant.intent import (
     HINT_FILE,
@@ -56,6 +56,7 @@ from world.episodes.assistant.memory import (
     strip_lead_in,
 )
 from world.episodes.assistant.ports import ToolPort, response, tool_names
+from world.text import key_terms
 
 WRITE_TOOL = "write_file"
 READ_TOOL = "read_file"
