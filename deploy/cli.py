@@ -22,6 +22,7 @@ from deploy import (
     commands,
     dlq_command,
     mcp_command,
+    metrics_options,
     town_commands,
     worker_command,
 )
@@ -197,11 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     daemon.add_argument("--api-base", default=None, help="env: an OpenAI-compatible server's URL")
     daemon.add_argument("--cache-dir", type=Path, default=None, help="env: cache model answers here")
-    daemon.add_argument("--metrics-port", type=_non_negative_int, default=None, metavar="P",
-                        help="serve Prometheus metrics on port P at /metrics (0: a free port)")  # fmt: skip
-    daemon.add_argument("--metrics-host", default="127.0.0.1", metavar="ADDR",
-                        help="the address --metrics-port listens on; it has no token, so anything but "
-                        "loopback exposes it (default: %(default)s)")  # fmt: skip
+    metrics_options.add_metrics_options(daemon)
     daemon.set_defaults(func=town_commands.daemon)
 
     def control(

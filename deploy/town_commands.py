@@ -195,28 +195,24 @@ def daemon(args: argparse.Namespace) -> int:
             f"namespace {args.namespace}: hosting {', '.join(spawned)}; Ctrl-C to stop",
             flush=True,
         )
-        from actors.runtime.metrics import metrics_route, render_metrics, serve_host_metrics
+        from actors.runtime.metrics import metrics_registry
+        from deploy.metrics_options import serve_metrics_from_args
         from deploy.web.command import start_from_args
 
         def all_ledgers() -> dict[str, Any]:
             # Read at each scrape: the env's gateways are made on first use of a model.
             return {**ledgers, **{f"env:{m}": gw.usage for m, gw in env_gateways.gateways.items()}}
 
-        # --http: the live view, with /metrics mounted too (binds before any actor starts)
-        route = metrics_route(lambda: render_metrics(host, bus, all_ledgers))
-        live = start_from_args(args, bus, config.definition, extra_routes={"/metrics": route})
-        if args.metrics_port is not None:
-            try:
-                metrics = serve_host_metrics(
-                    host,
-                    args.metrics_port,
-                    ledgers=all_ledgers,
-                    bind=getattr(args, "metrics_host", "127.0.0.1"),
-                )
-            except OSError as exc:
-                host.stop()
-                raise UserError(f"cannot serve metrics on port {args.metrics_port}: {exc.strerror}") from None
-            print(f"metrics on {metrics.url}", flush=True)
+        # --http: the live view, whose server answers the metrics too; else --metrics-port alone.
+        # Both bind before any actor starts.
+        metrics = metrics_registry(host, bus, all_ledgers)
+        try:
+            live = start_from_args(args, bus, config.definition, metrics=metrics)
+            if live is None:
+                serve_metrics_from_args(args, metrics)
+        except UserError:
+            host.stop()
+            raise
         host.start()
         freeze_heap()  # the town's long-lived heap: full collections need not walk it again
         host.run_until_signal()

@@ -23,6 +23,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from deploy.commands import UserError
+from deploy.metrics_options import add_metrics_options, serve_metrics_from_args
 
 if TYPE_CHECKING:
     from actors.bus import Transport
@@ -75,19 +76,7 @@ def register(sub: Any) -> None:
         default=30.0,
         help="seconds before another worker takes over a dead one's unfinished messages (default 30)",
     )
-    p.add_argument(
-        "--metrics-port",
-        type=int,
-        default=None,
-        metavar="P",
-        help="serve Prometheus metrics on this port (when the metrics module is installed)",
-    )
-    p.add_argument(
-        "--metrics-host",
-        default="127.0.0.1",
-        metavar="ADDR",
-        help="the address --metrics-port listens on; it has no token (default: %(default)s)",
-    )
+    add_metrics_options(p)
     p.set_defaults(func=run)
     _bench_options(sub)
 
@@ -228,16 +217,6 @@ class Worker:
             self.service.stop()
 
 
-def _serve_metrics(port: int, worker: Worker, bind: str = "127.0.0.1") -> Any:
-    """The hook for ``--metrics-port``: the operations part's metrics module, when present. It
-    renders the first lane's host (the counters of one lane; merging lanes is left to do)."""
-    try:
-        from actors.runtime import metrics
-    except ImportError:
-        raise UserError("--metrics-port needs actors.runtime.metrics, which is not installed") from None
-    return metrics.serve_host_metrics(worker.hosts[0], port, bind=bind)
-
-
 def run(args: argparse.Namespace) -> int:
     from deploy.commands import open_bus
 
@@ -265,11 +244,14 @@ def run(args: argparse.Namespace) -> int:
             stop.set()
 
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-        metrics: Any = None
+        metrics = None
         try:
             worker.start()
             if args.metrics_port is not None:
-                metrics = _serve_metrics(args.metrics_port, worker, args.metrics_host)
+                from actors.runtime.metrics import metrics_registry
+
+                # The first lane's host: the counters of one lane (merging lanes is left to do).
+                metrics = serve_metrics_from_args(args, metrics_registry(worker.hosts[0]))
             print(
                 f"worker {socket.gethostname()}:{os.getpid()} on {transport.url} namespace "
                 f"{args.namespace}: hosting {', '.join(roles)} x{args.pool_size}; Ctrl-C to stop",

@@ -1,31 +1,38 @@
 """Prometheus metrics of a process: bus traffic, handler latency, backlog, dead letters, LLM usage.
 
-Rendered by hand in the Prometheus text exposition format (version 0.0.4: ``# HELP`` and
-``# TYPE`` before each family's samples, label values with ``\\``, ``"`` and newline escaped,
-cumulative histogram buckets ending in ``le="+Inf"``, a newline after the last line), so no client
-library is needed. ``render_metrics`` reads the counters the bus and host keep anyway, plus a few
-Redis queries (pending entries and stream lengths of the streams the host reads, the dead-letter
-stream's length); ``serve_metrics`` answers ``GET /metrics`` from a thread.
-
-Only the standard library is imported at module level: the host imports ``HandlerLatency``.
+Built on ``prometheus_client``, with a registry of each process's own (``metrics_registry``), never
+the library's global one: two hosts in one process, and tests, do not see each other's samples.
+Handler latency is a ``Histogram`` the host observes as it goes; everything else is read at scrape
+time by custom collectors: the counters the bus keeps anyway, a few Redis queries (length and
+pending entries of the streams the host reads, the dead-letter stream's length), the host's state
+and the usage ledgers of the model gateways. ``metrics_route`` mounts the exposition on the live
+view's server; ``serve_metrics`` answers scrapes on a listener of its own (the library's server),
+for a process without the live view.
 """
 
 from __future__ import annotations
 
-import math
 import threading
+from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, Histogram, generate_latest, start_http_server
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily
 
 if TYPE_CHECKING:
-    from actors.bus import Bus
+    from actors.bus import Bus, Subscription
     from actors.llm import UsageLedger
     from actors.runtime._host import Host
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+PREFIX = "auratown_"
+
+CONTENT_TYPE = choose_encoder("")[1]
+"""What ``generate_latest`` writes (the text format 0.0.4): the library's answer to a scraper that
+asks for no particular format."""
 
 LATENCY_BUCKETS: tuple[float, ...] = (
     0.0005,
@@ -47,156 +54,29 @@ LATENCY_BUCKETS: tuple[float, ...] = (
 )
 """Upper bounds in seconds: a pure handler takes well under a millisecond, a model call seconds."""
 
+Family = CounterMetricFamily | GaugeMetricFamily
+
 Ledgers = Mapping[str, "UsageLedger"] | Callable[[], Mapping[str, "UsageLedger"]]
 """Usage ledgers by name (``gateway.usage``), or a function giving them at scrape time."""
-
-
-# ---------------------------------------------------------------------------- histograms
-
-
-@dataclass(frozen=True)
-class HistogramSnapshot:
-    bounds: tuple[float, ...]
-    counts: tuple[int, ...]
-    """Observations per bucket, not cumulative; one more than ``bounds`` (the +Inf bucket)."""
-    total: float
-    count: int
-
-    def cumulative(self) -> list[tuple[float, int]]:
-        """(upper bound, observations <= it), ending with (+inf, count)."""
-        out, running = [], 0
-        for bound, n in zip((*self.bounds, math.inf), self.counts, strict=True):
-            running += n
-            out.append((bound, running))
-        return out
-
-
-class Histogram:
-    """Observations counted into fixed buckets; thread-safe."""
-
-    def __init__(self, bounds: Sequence[float] = LATENCY_BUCKETS) -> None:
-        if list(bounds) != sorted(set(bounds)):
-            raise ValueError("histogram bounds must be strictly increasing")
-        self.bounds = tuple(bounds)
-        self._counts = [0] * (len(self.bounds) + 1)
-        self._sum = 0.0
-        self._lock = threading.Lock()
-
-    def observe(self, value: float) -> None:
-        i = _bucket_index(self.bounds, value)
-        with self._lock:
-            self._counts[i] += 1
-            self._sum += value
-
-    def snapshot(self) -> HistogramSnapshot:
-        with self._lock:
-            return HistogramSnapshot(self.bounds, tuple(self._counts), self._sum, sum(self._counts))
-
-
-def _bucket_index(bounds: tuple[float, ...], value: float) -> int:
-    lo, hi = 0, len(bounds)
-    while lo < hi:  # the first bound >= value (buckets are "less than or equal")
-        mid = (lo + hi) // 2
-        if bounds[mid] < value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 class HandlerLatency:
     """One latency histogram per actor type: how long handlers take (the host records it)."""
 
-    def __init__(self, bounds: Sequence[float] = LATENCY_BUCKETS) -> None:
-        self._bounds = tuple(bounds)
-        self._by_type: dict[str, Histogram] = {}
-        self._lock = threading.Lock()
+    def __init__(self, buckets: Iterable[float] = LATENCY_BUCKETS) -> None:
+        self.histogram = Histogram(
+            PREFIX + "handler_latency_seconds",
+            "Time spent in message handlers, per actor type.",
+            ["actor_type"],
+            buckets=tuple(buckets),
+            registry=None,  # registered by each registry that shows it (metrics_registry)
+        )
 
     def observe(self, actor_type: str, seconds: float) -> None:
-        h = self._by_type.get(actor_type)
-        if h is None:
-            with self._lock:
-                h = self._by_type.setdefault(actor_type, Histogram(self._bounds))
-        h.observe(seconds)
-
-    def snapshot(self) -> dict[str, HistogramSnapshot]:
-        with self._lock:
-            items = list(self._by_type.items())
-        return {name: h.snapshot() for name, h in sorted(items)}
+        self.histogram.labels(actor_type=actor_type).observe(seconds)
 
 
-# ---------------------------------------------------------------------------- text format
-
-
-def _escape_label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-def format_value(value: float) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == int(value) and abs(value) < 1e15:
-        return str(int(value))
-    return repr(value)
-
-
-@dataclass
-class _Family:
-    kind: str
-    help: str
-    samples: list[tuple[str, dict[str, str], float]]
-
-
-class MetricsText:
-    """Families of samples, rendered grouped by family (each after its HELP and TYPE lines)."""
-
-    def __init__(self, prefix: str = "auratown_") -> None:
-        self.prefix = prefix
-        self._families: dict[str, _Family] = {}
-
-    def family(self, name: str, kind: str, help_text: str) -> str:
-        full = self.prefix + name
-        if full not in self._families:
-            self._families[full] = _Family(kind, help_text, [])
-        return full
-
-    def sample(self, name: str, value: float, labels: Mapping[str, str] | None = None) -> None:
-        """A sample of family ``name`` (declared first with ``family``)."""
-        self._families[self.prefix + name].samples.append((self.prefix + name, dict(labels or {}), value))
-
-    def histogram(self, name: str, snap: HistogramSnapshot, labels: Mapping[str, str]) -> None:
-        fam = self._families[self.prefix + name]
-        full = self.prefix + name
-        for bound, n in snap.cumulative():
-            fam.samples.append((full + "_bucket", {**labels, "le": format_value(bound)}, n))
-        fam.samples.append((full + "_sum", dict(labels), snap.total))
-        fam.samples.append((full + "_count", dict(labels), snap.count))
-
-    def render(self) -> str:
-        lines: list[str] = []
-        for name, fam in self._families.items():
-            lines.append(f"# HELP {name} {_escape_help(fam.help)}")
-            lines.append(f"# TYPE {name} {fam.kind}")
-            for sample_name, labels, value in fam.samples:
-                if labels:
-                    inner = ",".join(f'{k}="{_escape_label(v)}"' for k, v in labels.items())
-                    lines.append(f"{sample_name}{{{inner}}} {format_value(value)}")
-                else:
-                    lines.append(f"{sample_name} {format_value(value)}")
-        return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------------------- what is measured
+# ---------------------------------------------------------------------------- scrape-time collectors
 
 
 def stream_label(bus: Bus, stream: str) -> str:
@@ -208,72 +88,146 @@ def stream_label(bus: Bus, stream: str) -> str:
     return name
 
 
-def _traffic(out: MetricsText, bus: Bus) -> None:
-    events, traffic, reasons = bus.counters()
-    by_label: Counter[tuple[str, str]] = Counter()
-    for (direction, stream), n in traffic.items():
-        by_label[(direction, stream_label(bus, stream))] += n
-    out.family("messages_in_total", "counter", "Entries this process read from each stream.")
-    out.family("messages_out_total", "counter", "Entries this process wrote to each stream.")
-    for (direction, stream), n in sorted(by_label.items()):
-        out.sample(f"messages_{direction}_total", n, {"stream": stream})
-    out.family("bus_events_total", "counter", "Bus and runtime events of this process (acked, retried, ...).")
-    for event, n in sorted(events.items()):
-        out.sample("bus_events_total", n, {"event": event})
-    out.family("dead_lettered_total", "counter", "Entries this process moved to the dead-letter stream.")
-    for reason, n in sorted(reasons.items()):
-        out.sample("dead_lettered_total", n, {"reason": reason})
-    out.family(
-        "dead_letters_dropped_total", "counter", "Dead letters this process dropped by the retention policy."
-    )
-    for cause in ("age", "length"):
-        dropped = events.get(f"dead_letters_dropped_{cause}", 0)
-        out.sample("dead_letters_dropped_total", dropped, {"cause": cause})
+class _Collector(ABC):
+    """A custom collector: its families are declared once (``describe``, so a registry refuses a
+    clash of names) and filled from fresh reads at each scrape (``collect``)."""
+
+    @abstractmethod
+    def families(self) -> dict[str, Family]:
+        """Empty families, by a key ``fill`` knows them by."""
+
+    @abstractmethod
+    def fill(self, families: dict[str, Family]) -> None:
+        """Add this scrape's samples to ``families``."""
+
+    def describe(self) -> Iterator[Family]:
+        return iter(self.families().values())
+
+    def collect(self) -> Iterator[Family]:
+        families = self.families()
+        self.fill(families)
+        return iter(families.values())
 
 
-def _backlog(out: MetricsText, host: Host | None, bus: Bus) -> bool:
-    """Redis-side gauges; False if the bus could not be read (the rest still renders)."""
-    out.family("bus_up", "gauge", "1 if the last scrape could read the bus, else 0.")
-    out.family("dead_letters", "gauge", "Entries in the namespace's dead-letter stream.")
-    out.family("stream_length", "gauge", "Entries in each stream this process reads.")
-    out.family("stream_pending", "gauge", "Entries delivered to a consumer group and not yet acknowledged.")
-    try:
-        dlq = bus.transport.length(bus.dead_letter_stream)  # an attached agent: its own
+class BusCollector(_Collector):
+    """What the bus counted (traffic, events, dead letters) and the backlog in Redis: the
+    dead-letter stream's length and, for each stream ``subscriptions`` reads, its length and the
+    entries delivered and not yet acknowledged."""
+
+    def __init__(self, bus: Bus, subscriptions: Callable[[], Iterable[Subscription]] = tuple) -> None:
+        self.bus = bus
+        self.subscriptions = subscriptions
+
+    def families(self) -> dict[str, Family]:
+        return {
+            "in": CounterMetricFamily(
+                PREFIX + "messages_in_total", "Entries this process read from each stream.", labels=["stream"]
+            ),
+            "out": CounterMetricFamily(
+                PREFIX + "messages_out_total", "Entries this process wrote to each stream.", labels=["stream"]
+            ),
+            "events": CounterMetricFamily(
+                PREFIX + "bus_events_total",
+                "Bus and runtime events of this process (acked, retried, ...).",
+                labels=["event"],
+            ),
+            "dead_lettered": CounterMetricFamily(
+                PREFIX + "dead_lettered_total",
+                "Entries this process moved to the dead-letter stream.",
+                labels=["reason"],
+            ),
+            "dropped": CounterMetricFamily(
+                PREFIX + "dead_letters_dropped_total",
+                "Dead letters this process dropped by the retention policy.",
+                labels=["cause"],
+            ),
+            "up": GaugeMetricFamily(PREFIX + "bus_up", "1 if the last scrape could read the bus, else 0."),
+            "dead_letters": GaugeMetricFamily(
+                PREFIX + "dead_letters", "Entries in the namespace's dead-letter stream."
+            ),
+            "length": GaugeMetricFamily(
+                PREFIX + "stream_length", "Entries in each stream this process reads.", labels=["stream"]
+            ),
+            "pending": GaugeMetricFamily(
+                PREFIX + "stream_pending",
+                "Entries delivered to a consumer group and not yet acknowledged.",
+                labels=["stream", "group"],
+            ),
+        }
+
+    def fill(self, families: dict[str, Family]) -> None:
+        bus = self.bus
+        events, traffic, reasons = bus.counters()
+        by_label: Counter[tuple[str, str]] = Counter()
+        for (direction, stream), n in traffic.items():
+            by_label[(direction, stream_label(bus, stream))] += n
+        for (direction, stream), n in sorted(by_label.items()):
+            families[direction].add_metric([stream], n)
+        for event, n in sorted(events.items()):
+            families["events"].add_metric([event], n)
+        for reason, n in sorted(reasons.items()):
+            families["dead_lettered"].add_metric([reason], n)
+        for cause in ("age", "length"):
+            families["dropped"].add_metric([cause], events.get(f"dead_letters_dropped_{cause}", 0))
+        try:
+            backlog = self._backlog()
+        except Exception:  # noqa: BLE001 - a scrape during a Redis outage still answers
+            families["up"].add_metric([], 0)
+            return
+        dead_letters, rows = backlog
+        families["up"].add_metric([], 1)
+        families["dead_letters"].add_metric([], dead_letters)
+        for stream, group, length, pending in sorted(rows):
+            families["length"].add_metric([stream], length)
+            families["pending"].add_metric([stream, group], pending)
+
+    def _backlog(self) -> tuple[int, list[tuple[str, str, int, int]]]:
+        bus = self.bus
+        dead_letters = bus.transport.length(bus.dead_letter_stream)  # an attached agent: its own
         rows: list[tuple[str, str, int, int]] = []
         seen: set[tuple[str, str]] = set()
-        for sub in host.subscriptions() if host is not None else []:
+        for sub in self.subscriptions():
             if (sub.stream, sub.group) in seen:
                 continue
             seen.add((sub.stream, sub.group))
             pending = next((g.pending for g in bus.transport.groups(sub.stream) if g.name == sub.group), 0)
             rows.append((stream_label(bus, sub.stream), sub.group, bus.transport.length(sub.stream), pending))
-    except Exception:  # noqa: BLE001 - a scrape during a Redis outage still answers
-        out.sample("bus_up", 0)
-        return False
-    out.sample("bus_up", 1)
-    out.sample("dead_letters", dlq)
-    for stream, group, length, pending in sorted(rows):
-        out.sample("stream_length", length, {"stream": stream})
-        out.sample("stream_pending", pending, {"stream": stream, "group": group})
-    return True
+        return dead_letters, rows
 
 
-def _host(out: MetricsText, host: Host) -> None:
-    out.family("info", "gauge", "Always 1: the process's name, namespace and bus process id.")
-    out.sample(
-        "info", 1, {"name": host.name, "namespace": host.bus.namespace, "process_id": host.bus.process_id}
-    )
-    out.family("start_time_seconds", "gauge", "When the host was created (Unix time).")
-    out.sample("start_time_seconds", host.started_at)
-    out.family("in_flight", "gauge", "Entries this host holds: queued, running, waiting to retry or commit.")
-    out.sample("in_flight", host.in_flight())
-    out.family("actors", "gauge", "Actors bound here, alive or not.")
-    alive = sum(host.alive(a) for a in host.addresses)
-    out.sample("actors", alive, {"state": "alive"})
-    out.sample("actors", len(host.addresses) - alive, {"state": "down"})
-    out.family("handler_latency_seconds", "histogram", "Time spent in message handlers, per actor type.")
-    for actor_type, snap in host.handler_latency.snapshot().items():
-        out.histogram("handler_latency_seconds", snap, {"actor_type": actor_type})
+class HostCollector(_Collector):
+    """The host's name, start time, entries in hand and actors alive or down."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def families(self) -> dict[str, Family]:
+        return {
+            "info": GaugeMetricFamily(
+                PREFIX + "info",
+                "Always 1: the process's name, namespace and bus process id.",
+                labels=["name", "namespace", "process_id"],
+            ),
+            "start": GaugeMetricFamily(
+                PREFIX + "start_time_seconds", "When the host was created (Unix time)."
+            ),
+            "in_flight": GaugeMetricFamily(
+                PREFIX + "in_flight", "Entries this host holds: queued, running, waiting to retry or commit."
+            ),
+            "actors": GaugeMetricFamily(
+                PREFIX + "actors", "Actors bound here, alive or not.", labels=["state"]
+            ),
+        }
+
+    def fill(self, families: dict[str, Family]) -> None:
+        host = self.host
+        families["info"].add_metric([host.name, host.bus.namespace, host.bus.process_id], 1)
+        families["start"].add_metric([], host.started_at)
+        families["in_flight"].add_metric([], host.in_flight())
+        addresses = host.addresses
+        alive = sum(host.alive(a) for a in addresses)
+        families["actors"].add_metric(["alive"], alive)
+        families["actors"].add_metric(["down"], len(addresses) - alive)
 
 
 _LLM_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -288,57 +242,83 @@ _LLM_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("repairs", "llm_repairs_total", "Repair calls for answers that did not parse."),
     ("fallbacks", "llm_fallbacks_total", "Callers that gave up on the model and used an offline backend."),
 )
+"""(field of ``UsageStats``, metric name, help)."""
 
 
-def _llm(out: MetricsText, ledgers: Mapping[str, UsageLedger]) -> None:
-    for _, name, help_text in _LLM_FIELDS:
-        out.family(name, "counter", help_text + " Per ledger (gateway) and stage.")
-    for ledger_name, ledger in sorted(ledgers.items()):
-        for stage, stats in sorted(ledger.by_stage().items()):
-            labels = {"ledger": ledger_name, "stage": str(stage)}
-            for field_name, name, _ in _LLM_FIELDS:
-                out.sample(name, getattr(stats, field_name), labels)
+class UsageCollector(_Collector):
+    """Model usage from the gateways' ledgers, per ledger and stage."""
+
+    def __init__(self, ledgers: Ledgers | Iterable[UsageLedger] | None) -> None:
+        self.ledgers = ledgers
+
+    def families(self) -> dict[str, Family]:
+        return {
+            field: CounterMetricFamily(PREFIX + name, help_text + " Per ledger (gateway) and stage.",
+                                       labels=["ledger", "stage"])
+            for field, name, help_text in _LLM_FIELDS
+        }  # fmt: skip
+
+    def fill(self, families: dict[str, Family]) -> None:
+        for ledger_name, ledger in sorted(self._named().items()):
+            for stage, stats in sorted(ledger.by_stage().items()):
+                for field, family in families.items():
+                    family.add_metric([ledger_name, str(stage)], getattr(stats, field))
+
+    def _named(self) -> Mapping[str, UsageLedger]:
+        ledgers = self.ledgers
+        if ledgers is None:
+            return {}
+        if callable(ledgers):
+            return ledgers()  # read at each scrape: gateways made later are included
+        if isinstance(ledgers, Mapping):
+            return ledgers
+        return {str(i): ledger for i, ledger in enumerate(ledgers)}
+
+
+# ---------------------------------------------------------------------------- a process's registry
+
+
+def metrics_registry(
+    host: Host | None, bus: Bus | None = None, ledgers: Ledgers | Iterable[UsageLedger] | None = None
+) -> CollectorRegistry:
+    """The metrics of ``host`` (its bus by default) and of the usage ledgers, in a registry of their own.
+
+    ``ledgers``: by name, a function returning them by name (read at each scrape: gateways made
+    later are included), or a plain sequence (named "0", "1", ...). Without a host (a client
+    process), only the bus's counters, the dead-letter count and the ledgers are collected.
+    """
+    if bus is None:
+        if host is None:
+            raise ValueError("metrics_registry needs a host or a bus")
+        bus = host.bus
+    registry = CollectorRegistry()
+    if host is not None:
+        registry.register(HostCollector(host))
+        registry.register(host.handler_latency.histogram)
+    registry.register(BusCollector(bus, host.subscriptions if host is not None else tuple))
+    registry.register(UsageCollector(ledgers))
+    return registry
 
 
 def render_metrics(
     host: Host | None, bus: Bus | None = None, ledgers: Ledgers | Iterable[UsageLedger] | None = None
 ) -> str:
-    """The metrics of ``host`` (its bus by default) and of the usage ledgers, as Prometheus text.
-
-    ``ledgers``: by name, a function returning them by name (read at each scrape: gateways made
-    later are included), or a plain sequence (named "0", "1", ...). Without a host (a client
-    process), only the bus's counters, the dead-letter count and the ledgers are rendered.
-    """
-    if bus is None:
-        if host is None:
-            raise ValueError("render_metrics needs a host or a bus")
-        bus = host.bus
-    out = MetricsText()
-    if host is not None:
-        _host(out, host)
-    _traffic(out, bus)
-    _backlog(out, host, bus)
-    _llm(out, _named_ledgers(ledgers))
-    return out.render()
+    """One scrape of ``metrics_registry(host, bus, ledgers)``, as Prometheus text."""
+    return generate_latest(metrics_registry(host, bus, ledgers)).decode()
 
 
-def _named_ledgers(ledgers: Ledgers | Iterable[UsageLedger] | None) -> Mapping[str, UsageLedger]:
-    if ledgers is None:
-        return {}
-    if callable(ledgers):
-        return ledgers()
-    if isinstance(ledgers, Mapping):
-        return ledgers
-    return {str(i): ledger for i, ledger in enumerate(ledgers)}
+def metrics_route(registry: CollectorRegistry) -> Callable[[], tuple[str, bytes]]:
+    """A scrape of ``registry`` as a route of another server (the live view's ``extra_routes``)."""
+    return lambda: (CONTENT_TYPE, generate_latest(registry))
 
 
-# ---------------------------------------------------------------------------- HTTP endpoint
+# ---------------------------------------------------------------------------- a listener of its own
 
 
 class MetricsServer:
-    """A running ``/metrics`` endpoint (a stdlib HTTP server on a daemon thread)."""
+    """A running ``/metrics`` listener (prometheus_client's server, on a daemon thread)."""
 
-    def __init__(self, httpd: ThreadingHTTPServer, thread: threading.Thread) -> None:
+    def __init__(self, httpd: WSGIServer, thread: threading.Thread) -> None:
         self._httpd = httpd
         self._thread = thread
 
@@ -352,7 +332,8 @@ class MetricsServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/metrics"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/metrics"
 
     def close(self) -> None:
         self._httpd.shutdown()
@@ -366,45 +347,10 @@ class MetricsServer:
         self.close()
 
 
-def metrics_route(render: Callable[[], str]) -> Callable[[], tuple[str, bytes]]:
-    """``render`` as a route of another server (the live view's ``extra_routes``)."""
-    return lambda: (CONTENT_TYPE, render().encode())
+def serve_metrics(registry: CollectorRegistry, port: int, *, host: str = "127.0.0.1") -> MetricsServer:
+    """Answer scrapes of ``registry`` on ``host:port`` (0: a free port) until closed.
 
-
-def serve_metrics(port: int, render: Callable[[], str], *, host: str = "127.0.0.1") -> MetricsServer:
-    """Answer ``GET /metrics`` with ``render()`` on ``host:port`` (0: a free port) until closed."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if self.path.split("?", 1)[0] not in ("/metrics", "/"):
-                self._reply(404, "text/plain; charset=utf-8", b"not found: try /metrics\n")
-                return
-            try:
-                body = render().encode()
-            except Exception as exc:  # noqa: BLE001 - the scraper gets the reason, the server lives
-                self._reply(500, "text/plain; charset=utf-8", f"{type(exc).__name__}: {exc}\n".encode())
-                return
-            self._reply(200, CONTENT_TYPE, body)
-
-        def _reply(self, status: int, content_type: str, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # a scrape every few seconds is not news
-
-    httpd = ThreadingHTTPServer((host, port), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, name=f"metrics-{port}", daemon=True)
-    thread.start()
+    The listener has no token: anything but a loopback ``host`` shows the metrics to whoever can
+    reach it. OSError if the address cannot be listened on."""
+    httpd, thread = start_http_server(port, addr=host, registry=registry)
     return MetricsServer(httpd, thread)
-
-
-def serve_host_metrics(
-    host: Host, port: int, *, ledgers: Ledgers | None = None, bind: str = "127.0.0.1"
-) -> MetricsServer:
-    """``serve_metrics`` for a host process (``auratown daemon --metrics-port``, workers)."""
-    return serve_metrics(port, lambda: render_metrics(host, host.bus, ledgers), host=bind)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from deploy import arguments
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
     from actors.bus import Bus
     from deploy.web.server import LiveView
     from world import TownDefinition
@@ -103,35 +104,54 @@ def start_from_args(
     bus: Bus,
     definition: TownDefinition,
     *,
-    extra_routes: Mapping[str, Callable[[], tuple[str, bytes]]] | None = None,
+    metrics: CollectorRegistry | None = None,
 ) -> LiveView | None:
-    """The daemon's hook: start the live view if ``--http`` was given (and say where); else None."""
+    """The daemon's hook: start the live view if ``--http`` was given (and say where); else None.
+
+    ``metrics``: answered at ``/metrics`` to operators, and by the same server on ``--metrics-port``
+    (``--metrics-host``) to anyone, when given: one server for the page and the scrapes."""
     address: tuple[str, int] | None = getattr(args, "http", None) or getattr(args, "http_default", None)
     if address is None:
         return None
     from deploy.commands import UserError
-    from deploy.web.server import start_live_view
+    from deploy.metrics_options import metrics_address
+    from deploy.web.server import LiveViewConfig, Route, ScrapeAddressError, start_live_view
 
+    routes: dict[str, Route] = {}
+    scrape = None
+    if metrics is not None:
+        from actors.runtime.metrics import metrics_route
+
+        routes["/metrics"] = metrics_route(metrics)
+        scrape = metrics_address(args)
     token: str | None = getattr(args, "operator_token", None)
+    limits = {field: getattr(args, option) for field, option in _CONFIG_OPTIONS if hasattr(args, option)}
+    config = LiveViewConfig(
+        host=address[0], port=address[1], operator_token=token, scrape_address=scrape, **limits
+    )
     try:
-        live = start_live_view(
-            bus,
-            definition,
-            host=address[0],
-            port=address[1],
-            operator_token=token,
-            extra_routes=extra_routes,
-            max_connections=getattr(args, "http_max_connections", 1024),
-            max_requests=getattr(args, "http_max_requests", 16),
-            max_streams=getattr(args, "http_max_streams", 32),
-            idle_timeout=getattr(args, "http_idle_timeout", 10.0),
-            session_seconds=getattr(args, "operator_session", 8 * 3600),
-        )
+        live = start_live_view(bus, definition, config, extra_routes=routes)
+    except ScrapeAddressError as exc:
+        assert scrape is not None  # only a scrape address raises it
+        raise UserError(f"cannot serve metrics on port {scrape[1]}: {exc.strerror}") from None
     except OSError as exc:
         raise UserError(f"cannot serve the live view on {address[0]}:{address[1]}: {exc.strerror}") from None
     operators = "; operators: add ?token=<operator token>" if token else ""
     print(f"live view: {live.url}{operators}", flush=True)
+    scrape_url = live.scrape_url("/metrics")
+    if scrape_url is not None:
+        print(f"metrics on {scrape_url}", flush=True)
     return live
+
+
+_CONFIG_OPTIONS = (
+    ("max_connections", "http_max_connections"),
+    ("max_requests", "http_max_requests"),
+    ("max_streams", "http_max_streams"),
+    ("idle_timeout", "http_idle_timeout"),
+    ("session_seconds", "operator_session"),
+)
+"""``LiveViewConfig``'s limits and the options that set them."""
 
 
 def serve_view(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""The live view's HTTP server: the standard library only, no framework.
+"""The live view's HTTP server: the standard library's HTTP handling, no web framework.
 
 Routes (GET):
 
@@ -12,6 +12,10 @@ Routes (GET):
 - ``/logout``: forget the operator cookie. ``/healthz``: ``ok``, the feed's and the server's counters.
 - any ``extra_routes`` path: ``callable() -> (content_type, body)``, operators only (``/metrics``:
   a scraper sends ``Authorization: Bearer TOKEN``).
+
+A second address (``LiveViewConfig.scrape_address``, the daemon's ``--metrics-port``) answers the
+extra routes and nothing else, without a token: for a scraper on an address the operator chose.
+Its connections are served by the same thread and within the same bounds as the page's.
 
 Operators: when the view has an operator token, ``?token=TOKEN`` on any page sets an HttpOnly
 cookie (then redirects to the same page without the token) that expires after
@@ -41,6 +45,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler
@@ -49,6 +54,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import structlog
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
 from actors.bus import Bus
 from deploy.web.feed import Item, TownFeed
@@ -118,16 +124,65 @@ def _status_line(status: HTTPStatus, reason: str) -> bytes:
     ).encode() + body
 
 
+class LiveViewConfig(BaseModel):
+    """Where the live view listens, who is an operator, and its bounds (see the module's docstring)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=0, ge=0, le=65535)
+    """0: a free port (``LiveView.address`` tells which)."""
+    operator_token: str | None = None
+    """Without one nobody is an operator (and the extra routes answer nobody on the page's address)."""
+    scrape_address: tuple[str, int] | None = None
+    """(host, port) where the extra routes, and nothing else, are answered without a token."""
+    max_connections: PositiveInt = MAX_CONNECTIONS
+    max_requests: PositiveInt = MAX_REQUESTS
+    max_streams: PositiveInt = MAX_STREAMS
+    idle_timeout: PositiveFloat = IDLE_TIMEOUT
+    session_seconds: PositiveInt = SESSION_SECONDS
+
+
+class ScrapeAddressError(OSError):
+    """The scrape address could not be listened on (the page's address could)."""
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A non-blocking socket listening on ``host:port`` (IPv6 when the host is an IPv6 address)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        sock = socket.create_server((host, port), family=family, backlog=1024)
+    except OSError as exc:
+        # create_server appends "(while attempting to bind on address ...)": callers name it.
+        raise OSError(exc.errno, (exc.strerror or str(exc)).partition(" (while attempting")[0]) from None
+    sock.setblocking(False)
+    return sock
+
+
+def _http_url(address: tuple[str, int], path: str) -> str:
+    """``http://HOST:PORT/PATH`` to reach ``address``; a wildcard host is reached on loopback."""
+    host, port = address
+    shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{shown}]:{port}{path}" if ":" in shown else f"http://{shown}:{port}{path}"
+
+
+@dataclass(frozen=True)
+class _Listener:
+    sock: socket.socket
+    scrape: bool
+    """The scrape address: only the extra routes, no token needed."""
+
+
+@dataclass(slots=True, eq=False)  # eq=False: hashed by identity (the pending connections' keys)
 class _Conn:
     """A connection the accepting thread watches: it has not sent a whole request yet."""
 
-    __slots__ = ("address", "buffer", "deadline", "sock")
-
-    def __init__(self, sock: socket.socket, address: Any, buffer: bytes, deadline: float) -> None:
-        self.sock = sock
-        self.address = address
-        self.buffer = buffer
-        self.deadline = deadline
+    sock: socket.socket
+    address: Any
+    buffer: bytes
+    deadline: float
+    scrape: bool
+    """Accepted on the scrape address."""
 
 
 class _SocketWriter(io.BufferedIOBase):
@@ -150,40 +205,28 @@ class LiveView:
     def __init__(
         self,
         feed: TownFeed,
+        config: LiveViewConfig | None = None,
         *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        operator_token: str | None = None,
         extra_routes: Mapping[str, Route] | None = None,
-        max_connections: int = MAX_CONNECTIONS,
-        max_requests: int = MAX_REQUESTS,
-        max_streams: int = MAX_STREAMS,
-        idle_timeout: float = IDLE_TIMEOUT,
-        session_seconds: int = SESSION_SECONDS,
     ) -> None:
-        if min(max_connections, max_requests, max_streams, session_seconds) < 1 or not idle_timeout > 0:
-            raise ValueError("live view limits must be positive")
+        """Listen on ``config.host:port`` (and its scrape address); OSError if it cannot,
+        ``ScrapeAddressError`` when only the scrape address cannot."""
         self.feed = feed
-        self.operator_token = operator_token or None
+        self.config = config = config or LiveViewConfig()
+        self.operator_token = config.operator_token or None
+        self.idle_timeout = config.idle_timeout
+        self.session_seconds = config.session_seconds
         self.extra_routes: dict[str, Route] = dict(extra_routes or {})
-        self.max_connections = max_connections
-        self.max_requests = max_requests
-        self.max_streams = max_streams
-        self.idle_timeout = idle_timeout
-        self.session_seconds = session_seconds
         self._static = {
             path: ((STATIC / name).read_bytes(), ctype) for path, (name, ctype) in _STATIC_FILES.items()
         }
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._listener = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self._listener.bind((host, port))
-            self._listener.listen(1024)
-            self._listener.setblocking(False)
-        except OSError:
-            self._listener.close()
-            raise
+        self._listeners = [_Listener(_listen(config.host, config.port), scrape=False)]
+        if config.scrape_address is not None:
+            try:
+                self._listeners.append(_Listener(_listen(*config.scrape_address), scrape=True))
+            except OSError as exc:
+                self._listeners[0].sock.close()
+                raise ScrapeAddressError(exc.errno, exc.strerror) from exc
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -199,14 +242,26 @@ class LiveView:
 
     @property
     def address(self) -> tuple[str, int]:
-        host, port = self._listener.getsockname()[:2]
+        """Where the page is served: (host, port), the port chosen when 0 was asked for."""
+        host, port = self._listeners[0].sock.getsockname()[:2]
+        return str(host), int(port)
+
+    @property
+    def scrape_address(self) -> tuple[str, int] | None:
+        """Where the extra routes are answered without a token, if anywhere."""
+        if len(self._listeners) < 2:
+            return None
+        host, port = self._listeners[1].sock.getsockname()[:2]
         return str(host), int(port)
 
     @property
     def url(self) -> str:
-        host, port = self.address
-        shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
-        return f"http://[{shown}]:{port}/" if ":" in shown else f"http://{shown}:{port}/"
+        return _http_url(self.address, "/")
+
+    def scrape_url(self, path: str) -> str | None:
+        """The extra route ``path`` on the scrape address (None without one)."""
+        address = self.scrape_address
+        return None if address is None else _http_url(address, path)
 
     def operator_url(self) -> str | None:
         return (
@@ -215,7 +270,8 @@ class LiveView:
 
     def start(self) -> LiveView:
         self.feed.start()
-        self._selector.register(self._listener, selectors.EVENT_READ, None)
+        for listener in self._listeners:
+            self._selector.register(listener.sock, selectors.EVENT_READ, listener)
         self._selector.register(self._wake_r, selectors.EVENT_READ, self._wake_r)
         self._thread = threading.Thread(target=self._serve, name="live-view-http", daemon=True)
         self._thread.start()
@@ -235,7 +291,8 @@ class LiveView:
         for conn in returned:
             self._close(conn)
         self._selector.close()
-        self._listener.close()
+        for listener in self._listeners:
+            listener.sock.close()
         self._wake_r.close()
         self._wake_w.close()
 
@@ -253,13 +310,15 @@ class LiveView:
                 "requests": self._requests,
                 "streams": self._streams,
                 **self.counters,
-                "limits": {
-                    "max_connections": self.max_connections,
-                    "max_requests": self.max_requests,
-                    "max_streams": self.max_streams,
-                    "idle_timeout": self.idle_timeout,
-                    "session_seconds": self.session_seconds,
-                },
+                "limits": self.config.model_dump(
+                    include={
+                        "max_connections",
+                        "max_requests",
+                        "max_streams",
+                        "idle_timeout",
+                        "session_seconds",
+                    }
+                ),
             }
 
     # ------------------------------------------------------------------ the accepting thread
@@ -274,10 +333,11 @@ class LiveView:
                     timeout = min(timeout, max(0.0, first.deadline - time.monotonic()))
                 if self._accept_paused_until and time.monotonic() >= self._accept_paused_until:
                     self._accept_paused_until = 0.0
-                    self._selector.register(self._listener, selectors.EVENT_READ, None)
+                    for listener in self._listeners:
+                        self._selector.register(listener.sock, selectors.EVENT_READ, listener)
                 for key, _ in self._selector.select(timeout):
-                    if key.data is None:
-                        self._accept()
+                    if isinstance(key.data, _Listener):
+                        self._accept(key.data)
                     elif key.data is self._wake_r:
                         self._take_returned()
                     else:
@@ -310,21 +370,23 @@ class LiveView:
             return
         self._pending[conn] = None
 
-    def _accept(self) -> None:
+    def _accept(self, listener: _Listener) -> None:
         while True:
             try:
-                sock, address = self._listener.accept()
+                sock, address = listener.sock.accept()
             except BlockingIOError:
                 return
             except OSError as exc:
                 if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                     # Out of descriptors: stop accepting for a moment rather than spin.
                     log.warning("live view cannot accept", error=str(exc))
-                    self._selector.unregister(self._listener)
+                    for each in self._listeners:
+                        with contextlib.suppress(KeyError, ValueError):
+                            self._selector.unregister(each.sock)
                     self._accept_paused_until = time.monotonic() + 0.25
                 return
             with self._lock:
-                full = self._open >= self.max_connections
+                full = self._open >= self.config.max_connections
                 if full:
                     self.counters["refused"] += 1
                 else:
@@ -333,7 +395,8 @@ class LiveView:
             if full:
                 _refuse(sock, _status_line(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections"))
                 continue
-            self._watch(_Conn(sock, address, b"", time.monotonic() + self.idle_timeout))
+            deadline = time.monotonic() + self.idle_timeout
+            self._watch(_Conn(sock, address, b"", deadline, scrape=listener.scrape))
 
     def _expire(self, now: float) -> None:
         while self._pending:
@@ -371,7 +434,8 @@ class LiveView:
         target = head.split(b"\r\n", 1)[0].split(b" ")
         stream = len(target) > 1 and urlsplit(target[1].decode("latin-1")).path == _STREAM_PATH
         with self._lock:
-            busy = self._streams >= self.max_streams if stream else self._requests >= self.max_requests
+            limits = self.config
+            busy = self._streams >= limits.max_streams if stream else self._requests >= limits.max_requests
             if busy:
                 self.counters["refused"] += 1
             elif stream:
@@ -418,7 +482,7 @@ class LiveView:
             if stream:
                 with contextlib.suppress(OSError):
                     conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, STREAM_SEND_BUFFER)
-            handler = _Handler(conn.sock, conn.address, self, head)
+            handler = _Handler(conn.sock, conn.address, self, head, scrape=conn.scrape)
             keep = not handler.close_connection and not self._stopping.is_set()
             with self._lock:
                 self.counters["served"] += 1
@@ -495,32 +559,14 @@ def _close(sock: socket.socket) -> None:
 def start_live_view(
     bus: Bus,
     definition: TownDefinition,
+    config: LiveViewConfig | None = None,
     *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    operator_token: str | None = None,
     extra_routes: Mapping[str, Route] | None = None,
-    max_connections: int = MAX_CONNECTIONS,
-    max_requests: int = MAX_REQUESTS,
-    max_streams: int = MAX_STREAMS,
-    idle_timeout: float = IDLE_TIMEOUT,
-    session_seconds: int = SESSION_SECONDS,
     **feed_options: Any,
 ) -> LiveView:
-    """Serve the live view of the town on ``bus`` (its namespace) at ``host:port`` (0: any free port)."""
-    feed = TownFeed(bus, definition, **feed_options)
-    return LiveView(
-        feed,
-        host=host,
-        port=port,
-        operator_token=operator_token,
-        extra_routes=extra_routes,
-        max_connections=max_connections,
-        max_requests=max_requests,
-        max_streams=max_streams,
-        idle_timeout=idle_timeout,
-        session_seconds=session_seconds,
-    ).start()
+    """Serve the live view of the town on ``bus`` (its namespace) as ``config`` says (by default
+    on a free port of loopback); ``feed_options``: ``TownFeed``'s."""
+    return LiveView(TownFeed(bus, definition, **feed_options), config, extra_routes=extra_routes).start()
 
 
 def _items(items: list[Item]) -> list[dict[str, Any]]:
@@ -534,12 +580,15 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "auratown-live-view"
     sys_version = ""
 
-    def __init__(self, sock: socket.socket, address: Any, view: LiveView, head: bytes) -> None:
+    def __init__(
+        self, sock: socket.socket, address: Any, view: LiveView, head: bytes, *, scrape: bool
+    ) -> None:
         # Not BaseRequestHandler.__init__: no socketserver here, and exactly one request.
         self.request = sock
         self.connection = sock
         self.client_address = address
         self.view = view
+        self.scrape = scrape
         self.rfile = io.BytesIO(head)
         self.wfile = _SocketWriter(sock)
         self.close_connection = True
@@ -641,8 +690,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, *, head_only: bool) -> None:
         url = urlsplit(self.path)
         path, query = url.path, parse_qs(url.query)
-        operator = self._operator(query)
         view = self.view
+        if self.scrape:  # the scrape address: the extra routes, no page, no operators
+            if path in view.extra_routes:
+                self._extra_route(path, head_only=head_only)
+            else:
+                self._error(
+                    HTTPStatus.NOT_FOUND, f"this address serves {', '.join(sorted(view.extra_routes))}"
+                )
+            return
+        operator = self._operator(query)
         if operator is None:
             # A stale cookie must not lock the browser out of the public view.
             self._send(
@@ -675,8 +732,7 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 self._error(HTTPStatus.FORBIDDEN, reason)
                 return
-            ctype, body = view.extra_routes[path]()
-            self._send(HTTPStatus.OK, body, ctype, head_only=head_only)
+            self._extra_route(path, head_only=head_only)
             return
         if path in view._static:
             body, ctype = view._static[path]
@@ -713,6 +769,10 @@ class _Handler(BaseHTTPRequestHandler):
             )
         else:
             self._error(HTTPStatus.NOT_FOUND, f"no such page: {path}")
+
+    def _extra_route(self, path: str, *, head_only: bool) -> None:
+        ctype, body = self.view.extra_routes[path]()
+        self._send(HTTPStatus.OK, body, ctype, head_only=head_only)
 
     # ------------------------------------------------------------------ Server-Sent Events
 

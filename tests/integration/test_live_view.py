@@ -18,11 +18,13 @@ import pytest
 
 from actors.bus import Bus, MemoryTransport
 from actors.runtime import Host
+from actors.runtime.metrics import metrics_registry, metrics_route
 from actors.town import TownClient, TownConfig, embedded_town, ensure_config, spawn_town
-from deploy.web.server import LiveView, parse_address, start_live_view
+from deploy.web.server import LiveView, LiveViewConfig, ScrapeAddressError, parse_address, start_live_view
 from messages.town import InjectEvent
 from tests.conftest import Processes, auratown, wait_until
 from tests.support.browser import headless_chromium
+from tests.unit.test_metrics import parse_exposition, value
 
 pytestmark = pytest.mark.redis
 
@@ -71,8 +73,8 @@ def town_view() -> Iterator[tuple[LiveView, TownClient]]:
     live = start_live_view(
         bus,
         config.definition,
-        operator_token="s3cret",
-        extra_routes={"/metrics": lambda: ("text/plain; version=0.0.4", b"up 1\n")},
+        LiveViewConfig(operator_token="s3cret", scrape_address=("127.0.0.1", 0)),
+        extra_routes={"/metrics": metrics_route(metrics_registry(host))},
         refresh_interval=0.2,
     )
     try:
@@ -135,9 +137,53 @@ def test_endpoints_and_the_operator_gate(town_view: tuple[LiveView, TownClient])
     # Extra routes (the daemon's /metrics) are for operators only.
     assert fetch(base + "/metrics")[0] == 403
     assert fetch(base + "/metrics", {"Authorization": "Bearer wrong"})[0] == 403
-    assert fetch(base + "/metrics", op)[2] == b"up 1\n"
-    assert fetch(base + "/metrics", {"Cookie": cookie})[2] == b"up 1\n"
+    status, headers, body = fetch(base + "/metrics", op)
+    assert status == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    samples = parse_exposition(body.decode())
+    assert value(samples, "auratown_actors", state="alive") >= 5  # the town's actors, scraped live
+    assert value(samples, "auratown_info", name="live-view-test") == 1
+    assert parse_exposition(fetch(base + "/metrics", {"Cookie": cookie})[2].decode())
     assert fetch(base + "/nope")[0] == 404
+
+
+def test_the_scrape_address_answers_the_metrics_and_nothing_else(
+    town_view: tuple[LiveView, TownClient],
+) -> None:
+    live, client = town_view
+    scrape_url = live.scrape_url("/metrics")
+    assert live.scrape_address is not None and live.scrape_address[0] == "127.0.0.1"
+    assert scrape_url == f"http://127.0.0.1:{live.scrape_address[1]}/metrics"
+    assert live.scrape_address[1] != live.address[1]
+    client.step(1, wait=30)
+
+    # No token there: the address the operator chose is the gate. The handler counts are read at
+    # each scrape: the tick's handlers show.
+    status, headers, body = fetch(scrape_url)
+    assert status == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    counts = parse_exposition(body.decode())["auratown_handler_latency_seconds_count"]
+    assert {ls["actor_type"] for ls, _ in counts} >= {"ClockActor", "WorldActor"}
+    assert fetch(scrape_url, {"Authorization": "Bearer wrong"})[0] == 200  # a token is not looked at
+    # ... and nothing else: not the page, not the state, not the operators' cookie.
+    scrape_base = scrape_url.removesuffix("/metrics")
+    for path in ("/", "/api/state", "/api/audit", "/?token=s3cret", "/healthz"):
+        status, headers, _ = fetch(scrape_base + path, follow=False)
+        assert status == 404 and "Set-Cookie" not in headers, path
+    # The page's address is the same server's: its counters saw the scrapes too.
+    assert live.status()["served"] >= 7
+
+
+def test_a_taken_scrape_address_is_told_apart_from_the_pages() -> None:
+    bus = Bus(MemoryTransport(), "t-scrape-taken")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ScrapeAddressError):
+            start_live_view(bus, embedded_town(), LiveViewConfig(scrape_address=("127.0.0.1", port)))
+        with pytest.raises(OSError) as err:
+            start_live_view(bus, embedded_town(), LiveViewConfig(port=port))
+        assert not isinstance(err.value, ScrapeAddressError)
+    bus.close()
 
 
 def test_the_event_stream_sends_state_and_events(town_view: tuple[LiveView, TownClient]) -> None:

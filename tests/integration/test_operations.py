@@ -1,17 +1,23 @@
-"""Operations on a real Redis: the daemon's Prometheus endpoint scraped during a run, and
-`auratown dlq list|replay|purge` on dead letters the runtime really made."""
+"""Operations on a real Redis: the daemon's Prometheus endpoint scraped during a run (a listener
+of its own, or the live view's server), bound to loopback only, and `auratown dlq
+list|replay|purge` on dead letters the runtime really made."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import queue
 import signal
 import socket
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -39,26 +45,62 @@ def _lines(proc: subprocess.Popen[str]) -> queue.Queue[str]:
     return lines
 
 
-def _metrics_url(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> str:
+def _urls(proc: subprocess.Popen[str], lines: queue.Queue[str], *prefixes: str) -> list[str]:
+    """The URL ending each of the daemon's first lines that start with ``prefixes``, in their order."""
     seen: list[str] = []
+    urls: dict[str, str] = {}
 
-    def found() -> str | None:
+    def found() -> list[str] | None:
         while not lines.empty():
             line = lines.get()
             seen.append(line)
-            if line.startswith("metrics on "):
-                return line.split()[-1].replace("0.0.0.0", "127.0.0.1")
+            for prefix in prefixes:
+                if line.startswith(prefix) and prefix not in urls:
+                    urls[prefix] = line.removeprefix(prefix).split(";")[0].strip()
         if proc.poll() is not None:
             raise AssertionError(f"the daemon exited with {proc.returncode}: {''.join(seen)}")
-        return None
+        return [urls[p] for p in prefixes] if len(urls) == len(prefixes) else None
 
-    return wait_until(found, timeout=60, what=f"the daemon's metrics line (so far: {seen})")
+    return wait_until(found, timeout=60, what=f"the daemon's lines {prefixes} (so far: {seen})")
 
 
-def _scrape(url: str) -> dict[str, list[tuple[dict[str, str], float]]]:
-    with urllib.request.urlopen(url, timeout=10) as r:
+def _scrape(url: str, headers: dict[str, str] | None = None) -> dict[str, list[tuple[dict[str, str], float]]]:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=10) as r:
         assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
         return parse_exposition(r.read().decode())
+
+
+def _ip(hex_address: str) -> str:
+    """An address as /proc/net/tcp{,6} writes it (32-bit words in host order, little-endian here)."""
+    raw = bytes.fromhex(hex_address)
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, words)
+
+
+def listening(pid: int) -> set[tuple[str, int]]:
+    """The (address, port) pairs the process ``pid`` listens on over TCP: its socket descriptors
+    matched against the kernel's tables (Linux /proc; no psutil)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):  # a descriptor closed meanwhile
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for row in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = row.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "0A" and inode in inodes:  # 0A: LISTEN
+                address, port = local.split(":")
+                found.add((_ip(address), int(port, 16)))
+    return found
+
+
+def _port(url: str) -> int:
+    port = urllib.parse.urlsplit(url).port
+    assert port is not None, url
+    return port
 
 
 def test_the_daemons_metrics_endpoint_shows_traffic_and_handler_latency(
@@ -70,7 +112,10 @@ def test_the_daemons_metrics_endpoint_shows_traffic_and_handler_latency(
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     processes.procs.append(proc)  # type: ignore[arg-type]  # killed at teardown if still running
-    url = _metrics_url(proc, _lines(proc))
+    (url,) = _urls(proc, _lines(proc), "metrics on ")
+    # Without --metrics-host: loopback, and the one listener of the process.
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/metrics")
+    assert listening(proc.pid) == {("127.0.0.1", _port(url))}
 
     def busy() -> dict[str, list[tuple[dict[str, str], float]]] | None:
         s = _scrape(url)
@@ -98,12 +143,43 @@ def test_the_daemons_metrics_endpoint_shows_traffic_and_handler_latency(
     assert proc.wait(timeout=30) == 0
 
 
-def test_a_busy_metrics_port_is_a_one_line_error() -> None:
+def test_with_the_live_view_its_server_answers_the_metrics_on_loopback_only(
+    processes: Processes, redis_url: str, namespace: str
+) -> None:
+    token = "op-metrics"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deploy.cli", "daemon", "--redis", redis_url, "--namespace", namespace,
+         "--speed", "20", "--http", "127.0.0.1:0", "--operator-token", token, "--metrics-port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    processes.procs.append(proc)  # type: ignore[arg-type]  # killed at teardown if still running
+    view_url, metrics_url = _urls(proc, _lines(proc), "live view: ", "metrics on ")
+    assert view_url.startswith("http://127.0.0.1:") and metrics_url.startswith("http://127.0.0.1:")
+    # One server, two addresses, both on loopback as --http was: nothing listens on 0.0.0.0.
+    assert listening(proc.pid) == {("127.0.0.1", _port(view_url)), ("127.0.0.1", _port(metrics_url))}
+
+    def handled() -> dict[str, list[tuple[dict[str, str], float]]] | None:
+        s = _scrape(metrics_url)  # no token on the scrape address
+        return s if sum(v for _, v in s.get("auratown_handler_latency_seconds_count", [])) >= 5 else None
+
+    wait_until(handled, timeout=60, what="handled messages in the daemon's metrics")
+    # On the page's address, /metrics is for operators: the token opens it, nothing else does.
+    on_view = _scrape(view_url + "metrics", {"Authorization": f"Bearer {token}"})
+    assert value(on_view, "auratown_bus_up") == 1
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        _scrape(view_url + "metrics")
+    assert refused.value.code == 403
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize("http", [(), ("--http", "127.0.0.1:0")], ids=["alone", "with the live view"])
+def test_a_busy_metrics_port_is_a_one_line_error(http: tuple[str, ...]) -> None:
     with socket.socket() as taken:
-        taken.bind(("0.0.0.0", 0))
+        taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = auratown("daemon", "--metrics-port", str(port), timeout=60)
+        result = auratown("daemon", *http, "--metrics-port", str(port), timeout=60)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
         f"auratown daemon: error: cannot serve metrics on port {port}: Address already in use"

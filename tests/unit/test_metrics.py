@@ -1,10 +1,11 @@
-"""Prometheus metrics (text format, histogram, endpoint) and the deploy/ files (they parse, agree)."""
+"""Prometheus metrics (prometheus_client: a registry per host, scrape-time collectors, the
+standalone listener) and the deploy/ files (they parse, agree)."""
 
 from __future__ import annotations
 
 import configparser
-import math
 import re
+import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -14,6 +15,9 @@ from pathlib import Path
 import pytest
 import redis
 import yaml
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
 
 from actors.bus import Bus, MemoryTransport
 from actors.bus.local_server import find_redis_server, free_port
@@ -23,9 +27,8 @@ from actors.roles import EchoActor
 from actors.runtime import Host, HostConfig
 from actors.runtime.metrics import (
     CONTENT_TYPE,
-    Histogram,
-    MetricsText,
-    format_value,
+    HandlerLatency,
+    metrics_registry,
     metrics_route,
     render_metrics,
     serve_metrics,
@@ -36,93 +39,45 @@ from tests.conftest import wait_until
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 
-_SAMPLE = re.compile(
-    r'^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\})?'
-    r" (?P<value>\S+)$"
-)
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\.)*)"')
+Samples = dict[str, list[tuple[dict[str, str], float]]]
 
 
-def parse_exposition(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
-    """Check ``text`` against the text format's rules; samples by name (labels unescaped)."""
+def parse_exposition(text: str) -> Samples:
+    """Samples by name (labels unescaped), read by prometheus_client's own parser of the text format."""
     assert text.endswith("\n"), "the last line must end with a line feed"
-    types: dict[str, str] = {}
-    helps: set[str] = set()
-    finished: set[str] = set()
-    current: str | None = None
-    out: dict[str, list[tuple[dict[str, str], float]]] = {}
-    for line in text.splitlines():
-        if line.startswith("# HELP "):
-            name = line.split(" ", 3)[2]
-            assert name not in helps, f"two HELP lines for {name}"
-            helps.add(name)
-            continue
-        if line.startswith("# TYPE "):
-            _, _, name, kind = line.split(" ")
-            assert kind in {"counter", "gauge", "histogram", "summary", "untyped"}
-            assert name not in types, f"two TYPE lines for {name}"
-            types[name] = kind
-            if current is not None:
-                finished.add(current)
-            current = name
-            continue
-        m = _SAMPLE.match(line)
-        assert m, f"not a sample line: {line!r}"
-        name = m["name"]
-        family = next((f for f in (name, re.sub(r"_(bucket|sum|count)$", "", name)) if types.get(f)), None)
-        assert family is not None, f"{name} has no TYPE line before it"
-        assert family == current and family not in finished, f"{name}: samples of a family are not together"
-        labels = {k: v.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\") for k, v in
-                  _LABEL.findall(m["labels"] or "")}  # fmt: skip
-        value = float(m["value"].replace("+Inf", "inf"))
-        out.setdefault(name, []).append((labels, value))
+    out: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
     return out
 
 
-def value(samples: dict[str, list[tuple[dict[str, str], float]]], metric: str, **labels: str) -> float:
+def value(samples: Samples, metric: str, **labels: str) -> float:
     matching = [v for ls, v in samples.get(metric, []) if all(ls.get(k) == x for k, x in labels.items())]
     assert len(matching) == 1, f"{metric}{labels}: {matching}"
     return matching[0]
 
 
-# ---------------------------------------------------------------------------- format
-
-
-def test_histogram_buckets_are_cumulative_and_le_inclusive() -> None:
-    h = Histogram((0.1, 1.0))
-    for v in (0.05, 0.1, 0.5, 1.0, 7.0):
-        h.observe(v)
-    snap = h.snapshot()
-    assert snap.counts == (2, 2, 1)
-    assert snap.cumulative() == [(0.1, 2), (1.0, 4), (math.inf, 5)]
-    assert snap.count == 5 and snap.total == pytest.approx(8.65)
-    with pytest.raises(ValueError):
-        Histogram((1.0, 0.5))
-
-
-def test_text_format_escapes_labels_and_help_and_renders_histograms() -> None:
-    out = MetricsText(prefix="t_")
-    out.family("odd", "gauge", 'help with \\ and\nnewline and "quotes"')
-    out.sample("odd", 1.5, {"v": 'a"b\\c\nd'})
-    out.family("lat", "histogram", "latency")
-    h = Histogram((0.5,))
-    h.observe(0.25)
-    h.observe(2)
-    out.histogram("lat", h.snapshot(), {"actor_type": "X"})
-    text = out.render()
-    assert '# HELP t_odd help with \\\\ and\\nnewline and "quotes"\n' in text
-    assert 't_odd{v="a\\"b\\\\c\\nd"} 1.5\n' in text
-    samples = parse_exposition(text)
-    assert value(samples, "t_odd") == 1.5 and samples["t_odd"][0][0] == {"v": 'a"b\\c\nd'}
-    assert value(samples, "t_lat_bucket", le="0.5") == 1
-    assert value(samples, "t_lat_bucket", le="+Inf") == 2 == value(samples, "t_lat_count")
-    assert value(samples, "t_lat_sum") == 2.25
-    assert [format_value(v) for v in (3, 2.0, 0.25, math.inf, -math.inf, math.nan)] == [
-        "3", "2", "0.25", "+Inf", "-Inf", "NaN"
-    ]  # fmt: skip
+def scrape(registry: CollectorRegistry) -> Samples:
+    return parse_exposition(generate_latest(registry).decode())
 
 
 # ---------------------------------------------------------------------------- a host's metrics
+
+
+def test_handler_latency_buckets_are_cumulative_and_le_inclusive() -> None:
+    latency = HandlerLatency((0.1, 1.0))
+    for v in (0.05, 0.1, 0.5, 1.0, 7.0):
+        latency.observe("X", v)
+    registry = CollectorRegistry()
+    registry.register(latency.histogram)
+    samples = scrape(registry)
+    bucket = "auratown_handler_latency_seconds_bucket"
+    assert value(samples, bucket, actor_type="X", le="0.1") == 2
+    assert value(samples, bucket, actor_type="X", le="1.0") == 4
+    assert value(samples, bucket, actor_type="X", le="+Inf") == 5
+    assert value(samples, "auratown_handler_latency_seconds_count", actor_type="X") == 5
+    assert value(samples, "auratown_handler_latency_seconds_sum", actor_type="X") == pytest.approx(8.65)
 
 
 @pytest.fixture
@@ -161,6 +116,45 @@ def test_a_hosts_metrics_count_traffic_latency_backlog_and_dead_letters(echo_hos
     assert value(samples, "auratown_info", name="host", namespace="metrics-test") == 1
 
 
+def test_scrape_time_values_are_read_at_each_scrape(echo_host: Host) -> None:
+    bus = echo_host.bus
+    registry = metrics_registry(echo_host)
+    before = scrape(registry)
+    assert value(before, "auratown_dead_letters") == 0
+    assert "auratown_handler_latency_seconds_count" not in before  # no handler ran yet
+    bus.ask("echo", Ping(seq=1, body="later"), timeout=5)
+    bus.transport.add(bus.keys.inbox("echo"), {"m": b"\x00not msgpack"})
+    wait_until(bus.dead_letters, what="the garbage entry to be dead-lettered")
+    after = scrape(registry)  # the same registry, scraped again
+    assert value(after, "auratown_dead_letters") == 1
+    assert value(after, "auratown_stream_length", stream="inbox:echo") == 2
+    assert value(after, "auratown_messages_in_total", stream="inbox:echo") == 2
+    assert value(after, "auratown_handler_latency_seconds_count", actor_type="EchoActor") == 1
+
+
+def test_two_hosts_in_one_process_keep_their_own_metrics() -> None:
+    hosts = []
+    for name, asks in (("first", 2), ("second", 3)):
+        bus = Bus(MemoryTransport(), name)
+        host = Host(bus, HostConfig(block_ms=20), name=name)
+        host.spawn(EchoActor, "echo")
+        host.start()
+        hosts.append(host)
+        for i in range(asks):
+            bus.ask("echo", Ping(seq=i, body=name), timeout=5)
+    try:
+        registries = [metrics_registry(h) for h in hosts]  # no clash: a registry each
+        for host, registry, asks in zip(hosts, registries, (2, 3), strict=True):
+            samples = scrape(registry)
+            assert value(samples, "auratown_info", name=host.name) == 1
+            assert value(samples, "auratown_handler_latency_seconds_count", actor_type="EchoActor") == asks
+            assert value(samples, "auratown_messages_in_total", stream="inbox:echo") == asks
+    finally:
+        for host in hosts:
+            host.stop()
+            host.bus.close()
+
+
 def test_llm_usage_from_ledgers_by_ledger_and_stage() -> None:
     ledger = UsageLedger()
     ledger.add(
@@ -180,6 +174,24 @@ def test_llm_usage_from_ledgers_by_ledger_and_stage() -> None:
         assert value(samples, "auratown_llm_latency_seconds_total", ledger="minds", stage="intent") == 1.5
     samples = parse_exposition(render_metrics(None, bus, [ledger]))
     assert value(samples, "auratown_llm_calls_total", ledger="0", stage="intent") == 1
+    later: dict[str, UsageLedger] = {}
+    registry = metrics_registry(None, bus, lambda: later)  # a gateway made after the registry
+    assert "auratown_llm_calls_total" not in scrape(registry)
+    later["env:model"] = ledger
+    assert value(scrape(registry), "auratown_llm_calls_total", ledger="env:model", stage="action") == 3
+
+
+def test_label_values_are_escaped() -> None:
+    odd = 'a"b\\c\nd'
+    bus = Bus(MemoryTransport(), "escaped")
+    bus.count(odd, 2)
+    ledger = UsageLedger()
+    ledger.add(Stage.ACTION, "x", UsageStats(calls=1))
+    text = render_metrics(None, bus, {odd: ledger})
+    assert 'event="a\\"b\\\\c\\nd"' in text
+    samples = parse_exposition(text)
+    assert value(samples, "auratown_bus_events_total", event=odd) == 2
+    assert value(samples, "auratown_llm_calls_total", ledger=odd) == 1
 
 
 def test_a_scrape_during_a_bus_outage_still_answers() -> None:
@@ -194,26 +206,62 @@ def test_a_scrape_during_a_bus_outage_still_answers() -> None:
     assert value(samples, "auratown_bus_events_total", event="acked") == 2
 
 
-def test_the_endpoint_serves_metrics_404s_elsewhere_and_reports_render_errors() -> None:
-    calls = []
+# ---------------------------------------------------------------------------- the standalone listener
 
-    def render() -> str:
-        calls.append(1)
-        if len(calls) == 2:
-            raise RuntimeError("boom")
-        return "# TYPE x gauge\nx 1\n"
 
-    with serve_metrics(0, render, host="127.0.0.1") as server:
-        with urllib.request.urlopen(server.url, timeout=5) as r:
-            assert r.status == 200 and r.headers["Content-Type"] == CONTENT_TYPE
-            assert r.read() == b"# TYPE x gauge\nx 1\n"
-        with pytest.raises(urllib.error.HTTPError) as err:
-            urllib.request.urlopen(server.url, timeout=5)
-        assert err.value.code == 500 and b"boom" in err.value.read()
-        with pytest.raises(urllib.error.HTTPError) as err:
-            urllib.request.urlopen(f"http://127.0.0.1:{server.port}/other", timeout=5)
-        assert err.value.code == 404
-    assert metrics_route(lambda: "x 1\n")() == (CONTENT_TYPE, b"x 1\n")
+def _get(url: str) -> tuple[int, str, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, r.headers["Content-Type"], r.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers["Content-Type"], err.read()
+
+
+def test_the_listener_serves_the_registry_on_loopback_by_default(echo_host: Host) -> None:
+    echo_host.bus.ask("echo", Ping(seq=1, body="scraped"), timeout=5)
+    with serve_metrics(metrics_registry(echo_host), 0) as server:
+        assert server.host == "127.0.0.1" and server.url == f"http://127.0.0.1:{server.port}/metrics"
+        status, ctype, body = _get(server.url)
+        assert status == 200 and ctype == CONTENT_TYPE == "text/plain; version=0.0.4; charset=utf-8"
+        samples = parse_exposition(body.decode())
+        assert value(samples, "auratown_handler_latency_seconds_count", actor_type="EchoActor") == 1
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", server.port), timeout=5).close()  # closed
+
+
+def test_the_listener_binds_the_address_given_and_no_other() -> None:
+    registry = metrics_registry(None, Bus(MemoryTransport(), "bound"))
+    with serve_metrics(registry, 0, host="127.0.0.2") as server:
+        assert (server.host, server.url) == ("127.0.0.2", f"http://127.0.0.2:{server.port}/metrics")
+        assert _get(server.url)[0] == 200
+        with pytest.raises(ConnectionRefusedError):  # not a wildcard: 127.0.0.1 is another address
+            socket.create_connection(("127.0.0.1", server.port), timeout=5).close()
+
+
+def test_a_failing_collector_is_a_500_and_the_listener_lives_on() -> None:
+    calls: list[int] = []
+
+    class Flaky:
+        def collect(self) -> Iterator[Metric]:
+            calls.append(1)
+            if len(calls) == 1:
+                raise RuntimeError("boom")
+            return iter(())
+
+    registry = metrics_registry(None, Bus(MemoryTransport(), "flaky"))
+    registry.register(Flaky())
+    with serve_metrics(registry, 0) as server:
+        assert _get(server.url)[0] == 500
+        status, _, body = _get(server.url)
+        assert status == 200 and value(parse_exposition(body.decode()), "auratown_bus_up") == 1
+
+
+def test_the_route_for_another_server_is_one_scrape_of_the_registry() -> None:
+    bus = Bus(MemoryTransport(), "route")
+    bus.count("acked", 4)
+    ctype, body = metrics_route(metrics_registry(None, bus))()
+    assert ctype == CONTENT_TYPE
+    assert value(parse_exposition(body.decode()), "auratown_bus_events_total", event="acked") == 4
 
 
 # ---------------------------------------------------------------------------- deploy/
