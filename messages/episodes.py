@@ -208,6 +208,18 @@ class AssistantReply(Message):
     session: str = ""
     """``UserTurn.session``, echoed."""
 
+    def turn_record(self, sim_time: float) -> TurnRecord:
+        """The reply as the assistant's turn of a transcript."""
+        return TurnRecord(
+            turn=self.turn,
+            role="assistant",
+            kind=self.backend,
+            text=self.text,
+            tool_records=self.tool_records,
+            sim_time=sim_time,
+            frame=self.frame,
+        )
+
 
 @message("episode.end_session", 1)
 class EndSession(Message):

@@ -367,15 +367,7 @@ class AssistantActor(StatefulActor[AssistantState]):
                 error=f"{type(exc).__name__}: {exc}"[:500],
             )
         user = TurnRecord(turn=turn.turn, role="user", kind=turn.kind, text=turn.text, sim_time=turn.sim_time)
-        own = TurnRecord(
-            turn=turn.turn,
-            role="assistant",
-            kind=reply.backend,
-            text=reply.text,
-            tool_records=reply.tool_records,
-            sim_time=turn.sim_time,
-        )
-        self.state.transcripts[turn.task_id] = [*transcript, user, own]
+        self.state.transcripts[turn.task_id] = [*transcript, user, reply.turn_record(turn.sim_time)]
         # The session's nonce goes back with the reply, so a late reply to an aborted run of the
         # same session is told apart from the current one.
         reply = reply.model_copy(update={"session": turn.session})

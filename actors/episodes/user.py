@@ -129,15 +129,7 @@ class SimulatedUserActor(StatefulActor[UserState]):
             log.warning("stale assistant reply ignored", task=msg.task_id, turn=msg.turn)
             return
         spec = session.spec
-        record = TurnRecord(
-            turn=msg.turn,
-            role="assistant",
-            kind=msg.backend,
-            text=msg.text,
-            tool_records=msg.tool_records,
-            sim_time=spec.sim_time,
-            frame=msg.frame,
-        )
+        record = msg.turn_record(spec.sim_time)
         session.transcript.append(record)
         session.assistant_usage = add_usage(session.assistant_usage, msg.usage)
         ctx.publish(
