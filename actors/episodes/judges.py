@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 from actors.llm import LLMError, LLMGateway, Stage
 from messages.episodes import Judgement
@@ -73,17 +74,24 @@ class JudgeCaller:
         return [unreadable(f"{problem} ({attempts})") for problem in problems]
 
 
-class LLMIntentJudge:
-    """Stage 1 (completion) and stage 2 (clarification) of Appendix B.2 with the paper's prompts."""
+class _ModelJudge:
+    """A judge that asks a model through a ``JudgeCaller``, on behalf of ``actor`` (whose usage it is)."""
 
     kind: Judgement = "llm"
+    default_actor: ClassVar[str]
 
     def __init__(
-        self, gateway: LLMGateway, *, actor: str = "user", delays: Sequence[float] = RETRY_DELAYS
+        self, gateway: LLMGateway, *, actor: str | None = None, delays: Sequence[float] = RETRY_DELAYS
     ) -> None:
         self.gateway = gateway
-        self.actor = actor
-        self.caller = JudgeCaller(gateway, actor, delays=delays)
+        self.actor = self.default_actor if actor is None else actor
+        self.caller = JudgeCaller(gateway, self.actor, delays=delays)
+
+
+class LLMIntentJudge(_ModelJudge):
+    """Stage 1 (completion) and stage 2 (clarification) of Appendix B.2 with the paper's prompts."""
+
+    default_actor = "user"
 
     def completion(self, reply: str, files: Mapping[str, str], intents: Sequence[str]) -> list[Verdict]:
         return self.caller.ask(render_completion_prompt(reply, files, intents), len(intents), "decision")
@@ -92,17 +100,10 @@ class LLMIntentJudge:
         return self.caller.ask(render_clarification_prompt(reply, intents), len(intents), "decision")
 
 
-class LLMRubricJudge:
+class LLMRubricJudge(_ModelJudge):
     """The checklist judge of Appendix C.5 with the paper's prompt."""
 
-    kind: Judgement = "llm"
-
-    def __init__(
-        self, gateway: LLMGateway, *, actor: str = "grader", delays: Sequence[float] = RETRY_DELAYS
-    ) -> None:
-        self.gateway = gateway
-        self.actor = actor
-        self.caller = JudgeCaller(gateway, actor, delays=delays)
+    default_actor = "grader"
 
     def judge(self, hidden_intents: Sequence[str], history: str, criteria: Sequence[str]) -> list[Verdict]:
         prompt = render_rubric_prompt(hidden_intents, history, criteria)
