@@ -482,7 +482,7 @@ class LiveView:
             if stream:
                 with contextlib.suppress(OSError):
                     conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, STREAM_SEND_BUFFER)
-            handler = _Handler(conn.sock, conn.address, self, head, scrape=conn.scrape)
+            handler = _Handler(conn, self, head)
             keep = not handler.close_connection and not self._stopping.is_set()
             with self._lock:
                 self.counters["served"] += 1
@@ -580,17 +580,14 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "auratown-live-view"
     sys_version = ""
 
-    def __init__(
-        self, sock: socket.socket, address: Any, view: LiveView, head: bytes, *, scrape: bool
-    ) -> None:
+    def __init__(self, conn: _Conn, view: LiveView, head: bytes) -> None:
         # Not BaseRequestHandler.__init__: no socketserver here, and exactly one request.
-        self.request = sock
-        self.connection = sock
-        self.client_address = address
+        self.request = self.connection = conn.sock
+        self.client_address = conn.address
+        self.scrape = conn.scrape
         self.view = view
-        self.scrape = scrape
         self.rfile = io.BytesIO(head)
-        self.wfile = _SocketWriter(sock)
+        self.wfile = _SocketWriter(conn.sock)
         self.close_connection = True
         self.dropped = False
         self._cookie_header: str | None = None
