@@ -1,25 +1,29 @@
-"""What every benchmark here shares: spawned children that are always stopped, machine facts,
-the command line, timed steps, table cells, verdicts and the results file."""
+"""What the performance benchmarks share about processes: spawned children that are always stopped,
+what a child measures and sends back, and the machine's facts. Their command line and printing
+are in ``bench._cli``."""
 
 from __future__ import annotations
 
-import argparse
-import json
+import contextlib
+import logging
 import multiprocessing
 import os
 import platform
+import queue
+import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator
 from multiprocessing.context import SpawnProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event as MpEvent
-from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol, TypeVar
 
 import redis
 
 from actors.bus.local_server import LocalRedisServer
+from actors.logging import configure_logging
 
 
 class BenchError(RuntimeError):
@@ -98,110 +102,96 @@ def machine_info(server: LocalRedisServer) -> dict[str, Any]:
     }
 
 
-def num(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
-
-
-def row(cells: Sequence[str], columns: Sequence[tuple[str, int]]) -> str:
-    """A table row; a negative column width means left-aligned."""
-    return " | ".join(c.ljust(-w) if w < 0 else c.rjust(w) for c, (_, w) in zip(cells, columns, strict=True))
-
-
-def verdict(passed: bool | None) -> str:
-    return "n/a" if passed is None else "PASS" if passed else "FAIL"
-
-
-class _Reportable(Protocol):
-    def to_json(self) -> dict[str, Any]: ...
-
-
-def write_json(report: _Reportable, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_json(), indent=2) + "\n")
-
-
 def exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)  # unwinds through the finally blocks that stop the children
 
 
-# ---------------------------------------------------------------------------------------- command line
+# ---------------------------------------------------------------------------------------- in a child
+
+_UUID = re.compile(r"urn:uuid:[0-9a-f-]+")
 
 
-class BenchParser:
-    """The command line of a performance benchmark (``python -m bench.<name>``): its description is
-    the module docstring's first paragraph; sizes whose default depends on ``--quick``; then
-    ``--out`` (the JSON results file) and ``--quick`` (a smoke run)."""
+class LogCounter(logging.Handler):
+    """Counts a child's warnings and errors by event (pykka's actor urns folded together)."""
 
-    def __init__(self, module: str, doc: str | None, *, out: Path, quick: str) -> None:
-        self.parser = argparse.ArgumentParser(
-            prog=f"python -m {module}", description=(doc or "").split("\n\n")[0]
-        )
-        self.out = out
-        self.quick = quick
-        self._sized: dict[str, tuple[Any, Any]] = {}
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.counts: Counter[str] = Counter()
 
-    def sized(
-        self,
-        flag: str,
-        help: str,
-        *,
-        default: Any,
-        quick: Any,
-        type: Callable[[str], Any] = int,
-        show: Callable[[Any], str] = str,
-    ) -> None:
-        """An option that, when not given, takes ``quick`` under ``--quick`` and ``default`` otherwise."""
-        action = self.parser.add_argument(
-            flag, type=type, default=None, help=f"{help} (default {show(default)}, quick {show(quick)})"
-        )
-        self._sized[action.dest] = (default, quick)
-
-    def parse(self, argv: Sequence[str] | None) -> argparse.Namespace:
-        self.parser.add_argument(
-            "--out", default=str(self.out), help="JSON results file (default %(default)s)"
-        )
-        self.parser.add_argument("--quick", action="store_true", help=self.quick)
-        args = self.parser.parse_args(argv)
-        for dest, (default, quick) in self._sized.items():
-            if getattr(args, dest) is None:
-                setattr(args, dest, quick if args.quick else default)
-        return args
-
-    def error(self, message: str) -> None:
-        self.parser.error(message)
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.msg
+        event = str(msg.get("event")) if isinstance(msg, dict) else record.getMessage()
+        if isinstance(msg, dict) and "error" in msg:
+            event = f"{event} [{msg['error']}]"
+        self.counts[f"{record.levelname.lower()}: {_UUID.sub('urn:uuid:*', event)[:120]}"] += 1
 
 
-# ---------------------------------------------------------------------------------------- printing
-
-T = TypeVar("T")
-
-
-def step(name: str, fn: Callable[[], T], detail: Callable[[T], str] | None = None) -> T:
-    """Run one measurement, saying its name first and then how long it took (and ``detail``)."""
-    print(f"  {name} ...", end=" ", flush=True)
-    t0 = time.monotonic()
-    result = fn()
-    took = time.monotonic() - t0
-    print(f"{took:.1f}s{f' ({detail(result)})' if detail is not None else ''}", flush=True)
-    return result
+def child_logging(verbose: bool) -> LogCounter:
+    """A child's warnings and errors counted (and shown on stderr only when ``verbose``)."""
+    configure_logging(level="WARNING")
+    root = logging.getLogger()
+    if not verbose:
+        for handler in root.handlers:
+            handler.setLevel(logging.CRITICAL + 1)
+    counter = LogCounter()
+    root.addHandler(counter)
+    return counter
 
 
-def finish(
-    report: _Reportable,
-    out: Path,
-    sections: Sequence[str],
-    *,
-    elapsed_s: float,
-    children: Mapping[str, int | None] | None = None,
-) -> None:
-    """Print the report's sections (blank lines between them; an empty one is left out), warn of
-    children that did not exit cleanly, write the JSON results and say where."""
-    for section in sections:
-        if section:
-            print()
-            print(section)
-    unclean = [f"{name}={code}" for name, code in (children or {}).items() if code != 0]
-    if unclean:
-        print(f"warning: child processes did not exit cleanly: {', '.join(unclean)}")
-    write_json(report, out)
-    print(f"\nresults written to {out} ({elapsed_s:.1f}s)")
+class _Closeable(Protocol):
+    def close(self) -> object: ...
+
+
+C = TypeVar("C", bound=_Closeable)
+
+
+class ChildRun:
+    """What a child measures (``out``) and the things it closes when done."""
+
+    def __init__(self) -> None:
+        self.out: dict[str, Any] = {}
+        self.stack = contextlib.ExitStack()
+
+    def closing(self, thing: C) -> C:
+        """``thing`` closed when the child is done (the last one first)."""
+        self.stack.callback(thing.close)
+        return thing
+
+
+@contextlib.contextmanager
+def child_run(results: Queue[dict[str, Any]], *, verbose: bool) -> Iterator[ChildRun]:
+    """The body of a child process: its measurements go to the parent on ``results`` with the
+    error that ended it (if any) and the count of its warnings and errors."""
+    counter = child_logging(verbose)
+    run = ChildRun()
+    try:
+        with run.stack:
+            yield run
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which records it
+        run.out["error"] = repr(exc)
+    run.out["log_counts"] = dict(counter.counts)
+    results.put(run.out)
+
+
+def wait_for_stop(stop: MpEvent) -> None:
+    """Until the parent sets ``stop``, or dies without doing so."""
+    parent = multiprocessing.parent_process()
+    while not stop.wait(1.0):
+        if parent is not None and not parent.is_alive():
+            return
+
+
+def child_result(results: Queue[dict[str, Any]], proc: SpawnProcess, timeout: float) -> dict[str, Any]:
+    """The child's measurements; fails early if the child died without sending them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return results.get(timeout=1.0)
+        except queue.Empty:
+            if not proc.is_alive():
+                try:
+                    return results.get(timeout=1.0)
+                except queue.Empty:
+                    raise BenchError(f"child {proc.name} exited ({proc.exitcode}) without results") from None
+            if time.monotonic() > deadline:
+                raise BenchError(f"child {proc.name} sent no results within {timeout:.0f}s") from None

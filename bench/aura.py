@@ -65,11 +65,7 @@ import contextlib
 import hashlib
 import importlib
 import json
-import logging
-import multiprocessing
 import os
-import queue
-import signal
 import statistics
 import sys
 import time
@@ -89,23 +85,12 @@ from actors.aura import _prompts as prompts
 from actors.bus import AskTimeoutError, Bus, RemoteError
 from actors.bus._redis import RedisTransport
 from actors.bus.local_server import LocalRedisServer
-from actors.logging import configure_logging
 from actors.runtime import Host, HostConfig
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
-from bench._harness import (
-    BenchError,
-    BenchParser,
-    Children,
-    exit_on_sigterm,
-    finish,
-    machine_info,
-    num,
-    row,
-    verdict,
-)
+from bench._cli import BenchParser, begin, finish, num, params_from, row, verdict
+from bench._harness import BenchError, Children, child_result, child_run, machine_info, wait_for_stop
 from bench.progress import Progress
 from bench.suite.datasets import AURA_RELEASE, Suite, SuiteFileError, load_suite
-from bench.town import LogCounter
 from messages.aura import (
     CONDITIONS,
     DIAGNOSTIC_CONDITIONS,
@@ -428,24 +413,11 @@ class HostSpec:
     verbose: bool
 
 
-def _child_setup(verbose: bool) -> LogCounter:
-    configure_logging(level="WARNING")
-    root = logging.getLogger()
-    if not verbose:
-        for handler in root.handlers:
-            handler.setLevel(logging.CRITICAL + 1)
-    counter = LogCounter()
-    root.addHandler(counter)
-    return counter
-
-
 def _town_host_child(spec: HostSpec, stop: MpEvent, results: Queue[dict[str, Any]], ready: MpEvent) -> None:
     """Host the whole town (clock, world, agents, registry, env; offline backends) until ``stop``."""
-    counter = _child_setup(spec.verbose)
-    transport = RedisTransport(spec.url)
-    bus = Bus(transport, spec.namespace)
-    out: dict[str, Any] = {}
-    try:
+    with child_run(results, verbose=spec.verbose) as child:
+        transport = child.closing(RedisTransport(spec.url))
+        bus = child.closing(Bus(transport, spec.namespace))
         config, _ = ensure_config(
             bus,
             TownConfig(
@@ -457,32 +429,12 @@ def _town_host_child(spec: HostSpec, stop: MpEvent, results: Queue[dict[str, Any
             ),
         )
         host = Host(bus, HostConfig(), name="bench-aura")
-        out["actors"] = spawn_town(host, config)
+        child.out["actors"] = spawn_town(host, config)
         host.start()
         ready.set()
-        parent = multiprocessing.parent_process()
-        while not stop.wait(1.0):
-            if parent is not None and not parent.is_alive():
-                break
+        wait_for_stop(stop)
         host.stop()
-        out["bus_stats"] = dict(bus.stats)
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which records it
-        out["error"] = repr(exc)
-    finally:
-        bus.close()
-        transport.close()
-    out["log_counts"] = dict(counter.counts)
-    results.put(out)
-
-
-def _child_result(results: Queue[dict[str, Any]], proc: SpawnProcess, timeout: float) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return results.get(timeout=1.0)
-        except queue.Empty:
-            if not proc.is_alive() or time.monotonic() > deadline:
-                raise BenchError(f"child {proc.name} sent no results (exit code {proc.exitcode})") from None
+        child.out["bus_stats"] = dict(bus.stats)
 
 
 @dataclass
@@ -549,14 +501,14 @@ def bench_bus(
         result.town_digest_match = client.state().digest == workload.town_digest
         result.timings = measure(lambda q, c: _ask_once(bus, q, c), workload, conditions, repeats, progress)
         stop.set()
-        result.child = _child_result(results, proc, STOP_TIMEOUT)
+        result.child = child_result(results, proc, STOP_TIMEOUT)
         children.join(proc)
     except (BenchError, TownRequestError, AskTimeoutError, RemoteError, redis.RedisError) as exc:
         result.error = f"{type(exc).__name__}: {exc}"
         if proc is not None and proc.is_alive():
             stop.set()
             with contextlib.suppress(BenchError):
-                result.child = _child_result(results, proc, STOP_TIMEOUT)
+                result.child = child_result(results, proc, STOP_TIMEOUT)
     finally:
         if proc is not None:
             children.stop(proc)
@@ -1105,19 +1057,7 @@ def parse_args(argv: list[str] | None) -> Params:
     a = cli.parse(argv)
     if (a.queries is not None and a.queries < 1) or a.repeats < 1 or a.bus_repeats < 1:
         cli.error("--queries, --repeats and --bus-repeats must be at least 1")
-    return Params(
-        queries=a.queries,
-        repeats=a.repeats,
-        bus_repeats=a.bus_repeats,
-        conditions=a.conditions,
-        bus_conditions=a.bus_conditions,
-        data=a.data,
-        skip_bus=a.skip_bus,
-        verbose=a.verbose,
-        quick=a.quick,
-        out=a.out,
-        quiet=a.quiet,
-    )
+    return params_from(Params, a)
 
 
 def _progress(params: Params, desc: str) -> ProgressFactory:
@@ -1156,23 +1096,12 @@ def run(params: Params) -> Report:
     print("  prompt tokens ...", flush=True)
     counter = TokenCounter()
     tokens = count_tokens(workload, params.conditions, counter)
-    return Report(
-        params=params,
-        machine=machine,
-        workload=workload,
-        embedded=embedded,
-        bus=bus,
-        tokens=tokens,
-        token_method=counter.method,
-        token_fallback=counter.fallback_reason,
-        elapsed_s=time.monotonic() - started,
-    )
+    method, fallback, elapsed = counter.method, counter.fallback_reason, time.monotonic() - started
+    return Report(params, machine, workload, embedded, bus, tokens, method, fallback, elapsed)
 
 
 def main(argv: list[str] | None = None) -> int:
-    configure_logging(level="WARNING")
-    params = parse_args(argv)
-    signal.signal(signal.SIGTERM, exit_on_sigterm)
+    params = begin(parse_args, argv)
     try:
         report = run(params)
     except DataMissingError as exc:

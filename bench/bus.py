@@ -61,18 +61,8 @@ from actors.ids import new_id, new_process_id
 from actors.logging import configure_logging
 from actors.roles import EchoActor as Echo
 from actors.runtime import Actor, Context, Host, on
-from bench._harness import (
-    BenchError,
-    BenchParser,
-    Children,
-    exit_on_sigterm,
-    finish,
-    machine_info,
-    num,
-    row,
-    step,
-    verdict,
-)
+from bench._cli import BenchParser, begin, finish, num, params_from, row, step, verdict
+from bench._harness import BenchError, Children, machine_info
 from messages import Envelope, Message, Ping, Pong, decode, encode
 
 DEFAULT_MESSAGES = 20_000
@@ -774,7 +764,7 @@ def parse_args(argv: list[str] | None) -> Params:
     a = cli.parse(argv)
     if a.messages < 1 or a.asks < 1 or a.warmup < 0:
         cli.error("--messages and --asks must be positive, --warmup not negative")
-    return Params(messages=a.messages, asks=a.asks, warmup=a.warmup, quick=a.quick, out=a.out)
+    return params_from(Params, a)
 
 
 def run(params: Params) -> Report:
@@ -808,9 +798,7 @@ def run(params: Params) -> Report:
 
 
 def main(argv: list[str] | None = None) -> int:
-    configure_logging(level="WARNING")
-    params = parse_args(argv)
-    signal.signal(signal.SIGTERM, exit_on_sigterm)
+    params = begin(parse_args, argv)
     report = run(params)
     finish(
         report,

@@ -55,13 +55,8 @@ import argparse
 import contextlib
 import functools
 import gc
-import logging
-import multiprocessing
 import os
-import queue
-import re
 import resource
-import signal
 import sys
 import time
 import tracemalloc
@@ -78,7 +73,6 @@ import redis
 from actors.bus import Bus
 from actors.bus._redis import RedisTransport
 from actors.bus.local_server import LocalRedisServer
-from actors.logging import configure_logging
 from actors.runtime import Host, HostConfig, freeze_heap
 from actors.town import (
     TICKS_TOPIC,
@@ -89,18 +83,8 @@ from actors.town import (
     ensure_config,
     spawn_town,
 )
-from bench._harness import (
-    BenchError,
-    BenchParser,
-    Children,
-    exit_on_sigterm,
-    finish,
-    machine_info,
-    num,
-    row,
-    step,
-    verdict,
-)
+from bench._cli import BenchParser, begin, finish, num, params_from, row, step, verdict
+from bench._harness import BenchError, Children, child_result, child_run, machine_info, wait_for_stop
 from messages.town import TickCompleted
 from world import Town, TownDefinition, generate_town
 
@@ -133,8 +117,6 @@ READY_TIMEOUT = 180.0
 STOP_TIMEOUT = 60.0
 CLIENT_TIMEOUT = 60.0
 ROUTINE_STATS = frozenset({"sent", "received", "acked"})
-
-_UUID = re.compile(r"urn:uuid:[0-9a-f-]+")
 
 
 # ---------------------------------------------------------------------------------------- results
@@ -238,32 +220,6 @@ def process_cpu_s(pid: int) -> float | None:
 # ---------------------------------------------------------------------------------------- children
 
 
-class LogCounter(logging.Handler):
-    """Counts a child's warnings and errors by event (pykka's actor urns folded together)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.counts: Counter[str] = Counter()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        msg = record.msg
-        event = str(msg.get("event")) if isinstance(msg, dict) else record.getMessage()
-        if isinstance(msg, dict) and "error" in msg:
-            event = f"{event} [{msg['error']}]"
-        self.counts[f"{record.levelname.lower()}: {_UUID.sub('urn:uuid:*', event)[:120]}"] += 1
-
-
-def _child_setup(verbose: bool) -> LogCounter:
-    configure_logging(level="WARNING")
-    root = logging.getLogger()
-    if not verbose:
-        for handler in root.handlers:
-            handler.setLevel(logging.CRITICAL + 1)
-    counter = LogCounter()
-    root.addHandler(counter)
-    return counter
-
-
 @dataclass(frozen=True)
 class InProcessSpec:
     agents: int
@@ -275,10 +231,9 @@ class InProcessSpec:
 
 def _in_process_child(spec: InProcessSpec, results: Queue[dict[str, Any]], ready: MpEvent) -> None:
     """Build and step one town in this process; put the measurements on ``results``."""
-    counter = _child_setup(spec.verbose)
-    ready.set()
-    out: dict[str, Any] = {}
-    try:
+    with child_run(results, verbose=spec.verbose) as child:
+        ready.set()
+        out = child.out
         t0 = time.perf_counter()
         definition = town_definition(spec.agents)
         town = Town(definition, seed=WORLD_SEED)
@@ -307,10 +262,6 @@ def _in_process_child(spec: InProcessSpec, results: Queue[dict[str, Any]], ready
                 out["heap_peak_mb"] = tracemalloc.get_traced_memory()[1] / (1024 * 1024)
             finally:
                 tracemalloc.stop()
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which records it
-        out["error"] = repr(exc)
-    out["log_counts"] = dict(counter.counts)
-    results.put(out)
 
 
 @dataclass(frozen=True)
@@ -332,11 +283,10 @@ class HostSpec:
 
 def _redis_host_child(spec: HostSpec, stop: MpEvent, results: Queue[dict[str, Any]], ready: MpEvent) -> None:
     """Host the whole town (clock, world, agents) until ``stop``; then put the measurements."""
-    counter = _child_setup(spec.verbose)
-    transport = RedisTransport(spec.url)
-    bus = Bus(transport, spec.namespace)
-    out: dict[str, Any] = {}
-    try:
+    with child_run(results, verbose=spec.verbose) as child:
+        transport = child.closing(RedisTransport(spec.url))
+        bus = child.closing(Bus(transport, spec.namespace))
+        out = child.out
         t0 = time.perf_counter()
         definition = town_definition(spec.agents)
         config, _ = ensure_config(bus, town_config(definition))
@@ -351,38 +301,12 @@ def _redis_host_child(spec: HostSpec, stop: MpEvent, results: Queue[dict[str, An
             len(spawned),
         )
         ready.set()
-        parent = multiprocessing.parent_process()
-        while not stop.wait(1.0):
-            if parent is not None and not parent.is_alive():
-                break
+        wait_for_stop(stop)
         t0 = time.perf_counter()
         host.stop()
         out["stop_s"] = time.perf_counter() - t0
         out["peak_rss_mb"] = peak_rss_mb()
         out["bus_stats"] = dict(bus.stats)
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which records it
-        out["error"] = repr(exc)
-    finally:
-        bus.close()
-        transport.close()
-    out["log_counts"] = dict(counter.counts)
-    results.put(out)
-
-
-def _result(results: Queue[dict[str, Any]], proc: SpawnProcess, timeout: float) -> dict[str, Any]:
-    """The child's measurements; fails early if the child died without sending them."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return results.get(timeout=1.0)
-        except queue.Empty:
-            if not proc.is_alive():
-                try:
-                    return results.get(timeout=1.0)
-                except queue.Empty:
-                    raise BenchError(f"child {proc.name} exited ({proc.exitcode}) without results") from None
-            if time.monotonic() > deadline:
-                raise BenchError(f"child {proc.name} sent no results within {timeout:.0f}s") from None
 
 
 def _apply(run: Run, out: dict[str, Any]) -> Run:
@@ -407,7 +331,7 @@ def bench_in_process(agents: int, params: Params, children: Children) -> Run:
     proc = children.start(f"in-process-{agents}", _in_process_child, spec, results)
     try:
         timeout = _run_timeout(agents, warmup + ticks) * (4 if params.heap else 1)
-        _apply(run, _result(results, proc, timeout))
+        _apply(run, child_result(results, proc, timeout))
         children.join(proc)
     finally:
         children.stop(proc)
@@ -478,7 +402,7 @@ def bench_redis(server: LocalRedisServer, agents: int, params: Params, children:
         run.host_cpu_s = None if host_cpu0 is None or host_cpu1 is None else host_cpu1 - host_cpu0
         run.redis_clients = int(admin.info("clients")["connected_clients"])
         stop.set()
-        _apply(run, _result(results, proc, STOP_TIMEOUT + agents / 20))
+        _apply(run, child_result(results, proc, STOP_TIMEOUT + agents / 20))
         children.join(proc)
         done = _completions(transport, bus)
         last = warmup + ticks - 1
@@ -491,7 +415,9 @@ def bench_redis(server: LocalRedisServer, agents: int, params: Params, children:
         if proc is not None and proc.is_alive():
             stop.set()
             with contextlib.suppress(BenchError):
-                _apply(run, {k: v for k, v in _result(results, proc, STOP_TIMEOUT).items() if k != "error"})
+                _apply(
+                    run, {k: v for k, v in child_result(results, proc, STOP_TIMEOUT).items() if k != "error"}
+                )
     finally:
         if proc is not None:
             children.stop(proc)
@@ -708,18 +634,7 @@ def parse_args(argv: list[str] | None) -> Params:
     for name in ("max_in_flight", "fetch_count"):
         if getattr(a, name) is not None and getattr(a, name) < 1:
             cli.error(f"--{name.replace('_', '-')} must be positive")
-    return Params(
-        sizes=list(a.sizes),
-        ticks=a.ticks,
-        warmup=a.warmup,
-        max_connections=a.max_connections,
-        max_in_flight=a.max_in_flight,
-        fetch_count=a.fetch_count,
-        heap=a.heap,
-        verbose=a.verbose,
-        quick=a.quick,
-        out=a.out,
-    )
+    return params_from(Params, a)
 
 
 def _show_sizes(sizes: list[int]) -> str:
@@ -765,9 +680,7 @@ def run(params: Params) -> Report:
 
 
 def main(argv: list[str] | None = None) -> int:
-    configure_logging(level="WARNING")
-    params = parse_args(argv)
-    signal.signal(signal.SIGTERM, exit_on_sigterm)
+    params = begin(parse_args, argv)
     report = run(params)
     finish(
         report,
