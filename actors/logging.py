@@ -3,32 +3,34 @@
 from __future__ import annotations
 
 import logging
-import os
 import sys
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import structlog
+
+if TYPE_CHECKING:
+    from actors.settings import Settings
 
 Mode = Literal["json", "console"]
 
 
-def configure_logging(mode: Mode | None = None, level: str | int | None = None) -> None:
+def configure_logging(
+    mode: Mode | None = None, level: str | int | None = None, *, settings: Settings | None = None
+) -> None:
     """Route structlog and stdlib logging (pykka, redis) through one renderer on stderr.
 
-    ``mode`` defaults to ``$AURATOWN_LOG_FORMAT``, else console on a terminal and JSON otherwise;
-    ``level`` to ``$AURATOWN_LOG_LEVEL`` or INFO. Context bound with structlog.contextvars
-    (message id, correlation id, actor address, sim time) appears on every line.
+    What is not given comes from ``settings`` (None: read now): ``mode`` from ``log_format``
+    (``$AURATOWN_LOG_FORMAT``), else console on a terminal and JSON otherwise; ``level`` from
+    ``log_level`` (``$AURATOWN_LOG_LEVEL``). Context bound with structlog.contextvars (message id,
+    correlation id, actor address, sim time) appears on every line.
     """
-    env_mode = os.environ.get("AURATOWN_LOG_FORMAT")
-    if mode is None:
-        mode = (
-            "json"
-            if env_mode == "json"
-            else "console"
-            if env_mode == "console"
-            else ("console" if sys.stderr.isatty() else "json")
-        )
-    level = level or os.environ.get("AURATOWN_LOG_LEVEL", "INFO")
+    if mode is None or level is None:
+        if settings is None:
+            from actors.settings import load_settings
+
+            settings = load_settings()
+        mode = mode or settings.log_format or ("console" if sys.stderr.isatty() else "json")
+        level = level or settings.log_level
     numeric = logging.getLevelName(level.upper()) if isinstance(level, str) else level
     if not isinstance(numeric, int):
         numeric = logging.INFO

@@ -65,7 +65,6 @@ import contextlib
 import hashlib
 import importlib
 import json
-import os
 import statistics
 import sys
 import time
@@ -85,6 +84,7 @@ from actors.aura import _prompts as prompts
 from actors.bus import AskTimeoutError, Bus, RemoteError
 from actors.bus._redis import RedisTransport
 from actors.bus.local_server import LocalRedisServer
+from actors.llm import load_litellm
 from actors.runtime import Host, HostConfig
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
 from bench._cli import BenchParser, begin, finish, num, params_from, row, verdict
@@ -615,9 +615,8 @@ class TokenCounter:
         self.fallback_reason: str | None = None
         self._count: Callable[..., int] | None = None
         self._memo: dict[str, int] = {}
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network for the cost map
         try:
-            litellm: Any = importlib.import_module("litellm")
+            litellm: Any = load_litellm()  # offline: the cost map shipped with litellm
             count: Callable[..., int] = litellm.token_counter
             count(model=model, messages=[{"role": "user", "content": "Where is Lin Wei?"}])
             self._count = count

@@ -214,7 +214,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     counts = [int(n) for n in args.workers.split(",") if n.strip()]
     os.environ.setdefault("OPENAI_API_KEY", "sk-scale-stub")  # litellm wants one; the stub ignores it
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     points: list[Point] = []
     with (
         tempfile.TemporaryDirectory(prefix="auratown-scale-") as tmp,

@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deploy import arguments
+
 if TYPE_CHECKING:
     from actors.runtime import Host
     from messages.probes import PolicyTable
@@ -160,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
     p = sub.add_parser(
         "acl",
         help="print the Redis ACL lines of an attached agent (for users.acl)",
@@ -169,7 +171,7 @@ def register(sub: Any) -> None:
         "on one namespace. See deploy/redis/README.md.",
     )
     p.add_argument("--agent", required=True, metavar="IDENT", help="the agent's identity and Redis user")
-    p.add_argument("--namespace", default="town:main", help="the namespace (default: %(default)s)")
+    arguments.add_namespace_option(p, what="the namespace")
     p.add_argument(
         "--address",
         action="append",
@@ -196,9 +198,6 @@ def register(sub: Any) -> None:
         help="also print the operator's (default user's) line with this password",
     )
     p.set_defaults(func=run)
-    daemon = sub.choices.get("daemon")
-    if daemon is not None:  # registered after `daemon`: its --policy-file and --identity
-        add_daemon_options(daemon)
 
 
 # ---------------------------------------------------------------- the daemon's identity policies

@@ -19,19 +19,20 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from deploy import arguments
 from deploy.commands import UserError
 
 
-def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
+def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
+    p = sub.add_parser(
         "appworld",
         help="install AppWorld (the episodes' --apps appworld backend) in its own venv; status; serve",
         description="AppWorld pins pydantic < 2, so it gets a venv and a process of its own.",
     )
     p.add_argument("action", choices=("install", "status", "serve"))
-    p.add_argument("--home", type=Path, default=None, metavar="DIR",
-                   help="where AppWorld's venv lives (default: $AURATOWN_APPWORLD_HOME or "
-                   "$XDG_DATA_HOME/auratown/appworld)")  # fmt: skip
+    p.add_setting("--home", field="appworld_home", metavar="DIR",
+                  help="where AppWorld's venv lives (default: %(default)s, else "
+                  "$XDG_DATA_HOME/auratown/appworld)")  # fmt: skip
     p.add_argument("--data", type=Path, default=None, metavar="DIR",
                    help="install: AppWorld's downloaded data root (with data/base_dbs)")  # fmt: skip
     p.add_argument("--python", default=None, help="install: the Python (>= 3.11) to build the venv with")
@@ -44,7 +45,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from actors.appworld import AppWorldInstall, AppWorldInstallError, default_home, install
 
-    home = (args.home or default_home()).expanduser()
+    home = Path(args.home).expanduser() if args.home else default_home(args.settings)
     target = AppWorldInstall(home, args.data.expanduser().resolve() if args.data else None)
     try:
         if args.action == "install":

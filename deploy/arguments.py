@@ -1,11 +1,25 @@
-"""Argument types shared by the command line's parsers: a bad number is a one-line argparse error."""
+"""What the command line's parsers share: the parser class, the options several commands take
+(``--redis``, ``--namespace``), defaults taken from the settings, and argument types (a bad number
+is a one-line argparse error).
+
+Nothing here imports pydantic: building the parser stays fast (``auratown --help``, argument
+errors). The settings are read after parsing (``apply_settings``); only a help text imports them,
+to list the ``AURATOWN_*`` variables with their defaults.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from actors.settings import Settings
 
 T = TypeVar("T", int, float)
 
@@ -44,3 +58,121 @@ def listen_address(text: str) -> tuple[str, int]:
         return parse_address(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+DEFAULT_NAMESPACE = "town:main"
+SETTINGS_PREFIX = "AURATOWN_"
+"""``actors.settings.ENV_PREFIX``, spelled out so that this module imports no pydantic (a test
+keeps them equal)."""
+
+
+@dataclass(frozen=True)
+class FromSettings:
+    """An option's default that is a ``Settings`` field: ``apply_settings`` puts the value in once
+    the settings are read, after parsing. Shown in help as the variable's name."""
+
+    field: str
+
+    def __str__(self) -> str:
+        return "$" + SETTINGS_PREFIX + self.field.upper()
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose help ends with the ``AURATOWN_*`` variables its options default
+    to (the top-level parser, ``settings_fields=None``: every variable), with their defaults.
+
+    Subcommand parsers are made of the same class (argparse makes them of the parent's)."""
+
+    def __init__(self, *args: Any, settings_fields: Sequence[str] | None = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.settings_fields: list[str] | None = None if settings_fields is None else list(settings_fields)
+
+    def add_setting(self, *flags: str, field: str, **kwargs: Any) -> argparse.Action:
+        """An option whose default is the ``Settings`` field ``field``."""
+        if self.settings_fields is not None:
+            self.settings_fields.append(field)
+        return self.add_argument(*flags, default=FromSettings(field), **kwargs)
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self.settings_fields == []:
+            return text
+        from actors.settings import environment_help
+
+        return f"{text}\n{environment_help(self.settings_fields)}"
+
+
+def apply_settings(args: argparse.Namespace, settings: Settings) -> argparse.Namespace:
+    """Replace every ``FromSettings`` default left in ``args`` by the settings' value."""
+    for name, value in vars(args).items():
+        if isinstance(value, FromSettings):
+            setattr(args, name, getattr(settings, value.field))
+    return args
+
+
+BUS_URL_HELP = "bus URL: redis://, rediss://, unix:// (password or ACL user in the URL)"
+
+
+def add_redis_option(
+    parser: Parser, *, in_process: bool = False, flag: str = "--redis", what: str = BUS_URL_HELP
+) -> None:
+    """``--redis URL``: the bus; ``$AURATOWN_REDIS_URL`` by default, or with ``in_process`` the
+    in-process memory bus (``memory://`` may be given too)."""
+    if in_process:
+        in_memory = f"{what}, or memory:// (default: the in-process memory bus)"
+        parser.add_argument(flag, metavar="URL", default=None, help=in_memory)
+    else:
+        parser.add_setting(flag, field="redis_url", metavar="URL", help=f"{what} (default: %(default)s)")
+
+
+def add_namespace_option(
+    parser: argparse.ArgumentParser, *, what: str = "town or episode namespace", **kwargs: Any
+) -> None:
+    """``--namespace NS`` (default ``town:main``, unless ``kwargs`` say otherwise)."""
+    kwargs.setdefault("default", DEFAULT_NAMESPACE)
+    suffix = "" if kwargs.get("required") else " (default: %(default)s)"
+    parser.add_argument("--namespace", metavar="NS", help=what + suffix, **kwargs)
+
+
+def add_bus_options(parser: Parser, *, in_process: bool = False) -> None:
+    """``--redis`` and ``--namespace``, as most commands take them."""
+    add_redis_option(parser, in_process=in_process)
+    add_namespace_option(parser)
+
+
+def add_model_options(
+    parser: argparse.ArgumentParser,
+    *,
+    model_help: str = "a litellm model (default: offline)",
+    cache_help: str = "cache model answers here",
+) -> None:
+    """``--model``, ``--api-base`` and ``--cache-dir``: which litellm model, where, and its cache."""
+    parser.add_argument("--model", default=None, help=model_help)
+    parser.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL")
+    parser.add_argument("--cache-dir", type=Path, default=None, help=cache_help)
+
+
+class Choices(Sequence[str]):
+    """An option's choices named by a constant of a module that building the parser must not import
+    (``messages``: pydantic): read the first time they are used, to check a value or write help.
+    Give the option a ``metavar``, or argparse lists them as it builds the parser."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(getattr(importlib.import_module(self.module), self.name))
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.names[index]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.names

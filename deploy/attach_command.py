@@ -6,13 +6,12 @@ Only argparse and the standard library are imported at module level (``auratown 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-DEFAULT_REDIS = os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0")
+from deploy import arguments
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
     p = sub.add_parser(
         "attach",
         help="host a handler function (message -> reply or None) at an address until SIGTERM",
@@ -30,15 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="DIR",
         help="directory to import MODULE from, put first on sys.path (default: the current one)",
     )
-    p.add_argument(
-        "--redis",
-        metavar="URL",
-        default=DEFAULT_REDIS,
-        help="bus URL: redis://, rediss://, unix:// (password or ACL user in the URL) (default: %(default)s)",
-    )
-    p.add_argument(
-        "--namespace", default="town:main", help="town or episode namespace (default: %(default)s)"
-    )
+    arguments.add_bus_options(p)
     p.add_argument(
         "--topics",
         default="",
@@ -70,7 +61,7 @@ def attach(args: argparse.Namespace) -> int:
     if not args.visibility_timeout > 0:
         raise UserError(f"--visibility-timeout must be positive, got {args.visibility_timeout}")
     topics = tuple(t.strip() for t in args.topics.split(",") if t.strip())
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         try:
             agent = Agent(
                 None,

@@ -1,7 +1,9 @@
 """The ``auratown`` command line.
 
-Only argparse is imported at start-up; each command imports what it needs, so ``auratown --help``
-and argument errors answer at once (litellm in particular is never imported here).
+Only argparse is imported to build the parser; each command imports what it needs, so
+``auratown --help`` and argument errors answer at once (litellm in particular is never imported
+here). ``main`` then reads the settings (every ``AURATOWN_*`` variable, ``actors.settings``) once,
+fills the options' defaults from them and gives them to the command as ``args.settings``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deploy import (
     acl_command,
@@ -28,9 +31,8 @@ from deploy import (
 )
 from deploy.web import command as web_command
 
-DEFAULT_NAMESPACE = "town:main"
-DEFAULT_REDIS = os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0")
-
+if TYPE_CHECKING:
+    from actors.settings import Settings
 
 _int = arguments.whole
 _positive_int = arguments.positive_int
@@ -39,35 +41,9 @@ _positive_float = arguments.positive_seconds
 _non_negative_float = arguments.non_negative_float
 
 
-# The kinds an environment event may have (messages.town.INJECTABLE_KINDS), spelled out here so
-# that parsing arguments imports nothing heavy.
-_INJECTABLE = (
-    "argument",
-    "emergency",
-    "accident",
-    "celebration",
-    "announcement",
-    "weather",
-    "outage",
-    "delivery",
-)
-
-# The conditions of the AURA paper (messages.aura.CONDITIONS), spelled out for the same reason.
-_CONDITIONS = (
-    "vanilla",
-    "static_context",
-    "literal",
-    "react",
-    "reflexion",
-    "plan_and_solve",
-    "fixed_probe",
-    "aura_no_probe",
-    "aura_full",
-    "aura_gap_routed",
-    "aura_intent",
-    "fixed_private",
-    "oracle_intent",
-)
+# Read from `messages` only when an option needs them: building the parser imports no pydantic.
+_INJECTABLE = arguments.Choices("messages.town", "INJECTABLE_KINDS")
+_CONDITIONS = arguments.Choices("messages.aura", "CONDITIONS")
 
 
 def _town_options(p: argparse.ArgumentParser) -> None:
@@ -88,19 +64,6 @@ def _town_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _bus_options(p: argparse.ArgumentParser, *, default_url: str | None) -> None:
-    p.add_argument(
-        "--redis",
-        metavar="URL",
-        default=default_url,
-        help="bus URL: redis://, rediss://, unix:// (password or ACL user in the URL), or memory://"
-        + (" (default: the in-process memory bus)" if default_url is None else ""),
-    )
-    p.add_argument(
-        "--namespace", default=DEFAULT_NAMESPACE, help="town or episode namespace (default: %(default)s)"
-    )
-
-
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -111,13 +74,26 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = arguments.Parser(
         prog="auratown",
         description="AURA Town: an actor framework for situated and proactive LLM agents over Redis Streams.",
+        settings_fields=None,  # its help lists every AURATOWN_* variable
     )
     parser.add_argument("--version", action="version", version=f"auratown {_version()}")
-    parser.add_argument("--log-format", choices=["console", "json"], default=None, help="log rendering")
-    parser.add_argument("--log-level", default="WARNING", help="log level (default: %(default)s)")
+    parser.add_setting(
+        "--log-format",
+        field="log_format",
+        choices=("console", "json"),
+        help="log rendering (default: %(default)s, else console on a terminal, else JSON lines)",
+    )
+    parser.add_setting(
+        "--log-level",
+        field="log_level",
+        type=str.upper,
+        metavar="LEVEL",
+        choices=arguments.Choices("actors.settings", "LOG_LEVELS"),
+        help="%(choices)s (default: %(default)s)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     check = sub.add_parser(
@@ -126,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Start a host with the echo service, send it asks and a topic message, and print "
         "what the runtime measured. With --serve, keep serving until SIGTERM/SIGINT.",
     )
-    _bus_options(check, default_url=None)
+    arguments.add_bus_options(check, in_process=True)
     check.add_argument("--asks", type=_positive_int, default=200, help="asks to send (default: %(default)s)")
     check.add_argument("--serve", action="store_true", help="keep serving the echo address until stopped")
     check.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -138,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the town's clock, world and agents in this process for --ticks ticks and "
         "print each tick and the final public and private state.",
     )
-    _bus_options(run, default_url=None)
+    arguments.add_bus_options(run, in_process=True)
     _town_options(run)
     run.add_argument("--ticks", type=_positive_int, default=35, help="ticks to run (default: a day, 35)")
     run.add_argument("--json", action="store_true", help="print the final state and digests as JSON")
@@ -151,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         "persist, and a restart (even after kill -9) resumes where it was. Without --redis the town "
         "runs in this process on the memory bus.",
     )
-    _bus_options(daemon, default_url=None)
+    arguments.add_bus_options(daemon, in_process=True)
     _town_options(daemon)
     daemon.add_argument(
         "--speed",
@@ -191,21 +167,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="worker threads shared by the agents (default 4; with --mind llm, one per agent)",
     )
-    daemon.add_argument(
-        "--model",
-        default=None,
-        help="a litellm model for env (and for the minds, with --mind llm); default: offline",
+    arguments.add_model_options(
+        daemon,
+        model_help="a litellm model for env (and for the minds, with --mind llm); default: offline",
+        cache_help="env: cache model answers here",
     )
-    daemon.add_argument("--api-base", default=None, help="env: an OpenAI-compatible server's URL")
-    daemon.add_argument("--cache-dir", type=Path, default=None, help="env: cache model answers here")
     metrics_options.add_metrics_options(daemon)
+    web_command.add_http_options(daemon)
+    acl_command.add_daemon_options(daemon)
     daemon.set_defaults(func=town_commands.daemon)
 
-    def control(
-        name: str, help_text: str, func: Callable[[argparse.Namespace], int]
-    ) -> argparse.ArgumentParser:
+    def control(name: str, help_text: str, func: Callable[[argparse.Namespace], int]) -> arguments.Parser:
         p = sub.add_parser(name, help=help_text, description=help_text)
-        _bus_options(p, default_url=DEFAULT_REDIS)
+        arguments.add_bus_options(p)
         p.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds to wait for an answer")
         p.set_defaults(func=func)
         return p
@@ -224,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     stp.add_argument("--wait", type=_positive_float, default=300.0, help="seconds to wait for the last tick")
 
     inj = control("inject", "log an environment event in the town now", town_commands.inject)
-    inj.add_argument("kind", choices=list(_INJECTABLE), help="event kind")
+    inj.add_argument("kind", choices=_INJECTABLE, metavar="KIND", help="event kind: %(choices)s")
     inj.add_argument("description", help="what happened, e.g. 'two vendors argue loudly'")
     inj.add_argument("--location", default=None, help="where (a location name); omit for a town-wide event")
     inj.add_argument(
@@ -255,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the gap's budget and answer. Prints the answer, the IntentFrame, the probe trace, alerts and "
         "usage. Offline (heuristic, no model) unless --model names a litellm model.",
     )
-    _bus_options(ask, default_url=None)
+    arguments.add_bus_options(ask, in_process=True)
     _town_options(ask)
     ask.add_argument("query", help="the question, e.g. 'Where is Lin Wei?'")
     ask.add_argument("--as", dest="asker", default="Zhang Hao", help="who asks (default: %(default)s)")
@@ -263,13 +237,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--condition",
         choices=_CONDITIONS,
         default="aura_intent",
-        help="which pipeline answers (default: %(default)s)",
+        metavar="CONDITION",
+        help="which pipeline answers: %(choices)s (default: %(default)s)",
     )
     ask.add_argument("--registry", choices=("agent_state", "environment"), default="agent_state")
     ask.add_argument("--max-steps", type=_non_negative_int, default=3, help="explore_max_steps (default 3)")
-    ask.add_argument("--model", default=None, help="a litellm model string (default: offline)")
-    ask.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL, for --model")
-    ask.add_argument("--cache-dir", type=Path, default=None, help="cache model answers in this directory")
+    arguments.add_model_options(ask)
     ask.add_argument(
         "--model-timeout",
         type=_positive_float,
@@ -313,13 +286,13 @@ def build_parser() -> argparse.ArgumentParser:
         "comma-separated implicit suites run one after the other into OUT/<suite> with one table comparing "
         "them (default: %(default)s)",
     )
-    aura.add_argument(
+    aura.add_setting(
         "--reader",
-        default=None,
-        choices=("auto", "cues", "embedding"),
+        field="intent_reader",
+        choices=arguments.Choices("actors.settings", "INTENT_READERS"),
+        metavar="READER",
         help="the offline IntentInferrer's social reader: embedding (the embed extra), cues (no "
-        "dependency) or auto, the embedding reader when installed "
-        "(default: $AURATOWN_INTENT_READER, else auto)",
+        "dependency) or auto, the embedding reader when installed (default: %(default)s)",
     )
     aura.add_argument("--conditions", default=None, help="comma-separated (default: every condition)")
     aura.add_argument("--seeds", default="42,123,456", help="comma-separated (default: %(default)s)")
@@ -331,13 +304,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="answer cells in --workers processes over this Redis (default: threads in this process)",
     )
     aura.add_argument("--data", default=None, help="the AURA release's data directory (default: ours)")
-    aura.add_argument("--model", default=None, help="a litellm model for the pipeline (default: offline)")
+    arguments.add_model_options(aura, model_help="a litellm model for the pipeline (default: offline)")
     aura.add_argument("--judge-model", default=None, help="a litellm model for the judge (default: rules)")
-    aura.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL")
-    aura.add_argument("--cache-dir", type=Path, default=None, help="cache model answers here")
     aura.add_argument("--max-steps", type=_non_negative_int, default=3, help="explore_max_steps (default 3)")
     aura.add_argument("--out", default=None, help="run directory (default: runs/SUITE-TIMESTAMP)")
     aura.add_argument("--quiet", action="store_true", help="no progress line")
+    worker_command.add_remote_workers_option(aura)
     aura.set_defaults(func=bench_commands.bench)
     eps = bench_sub.add_parser(
         "episodes",
@@ -357,12 +329,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated: builtin, builtin+intent (the AURA IntentFrame step), oracle (each task's "
         "gold path, metadata.oracle), external:ADDRESS (default: %(default)s)",
     )
-    eps.add_argument("--model", default=None, help="a litellm model for the assistant (default: offline)")
+    arguments.add_model_options(eps, model_help="a litellm model for the assistant (default: offline)")
     eps.add_argument(
         "--judge-model", default=None, help="a litellm model for the user, its judges and the rubric grader"
     )
-    eps.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL")
-    eps.add_argument("--cache-dir", type=Path, default=None, help="cache model answers here")
     eps.add_argument("--bus", default=None, metavar="URL", help="run over this Redis (default: in process)")
     eps.add_argument("--namespace", default=None, help="the bus namespace (default: episodes.<run dir name>)")
     eps.add_argument("--max-turns", type=_positive_int, default=None, help="override every task's turn limit")
@@ -388,16 +358,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --apps appworld: one world for every unit, never reset (pi-Bench's way); by default "
         "each unit starts from its persona's seed",
     )
-    eps.add_argument(
+    eps.add_setting(
         "--appworld-home",
-        default=None,
+        field="appworld_home",
         metavar="DIR",
-        help="where AppWorld is installed (default: $AURATOWN_APPWORLD_HOME or the user's data dir)",
+        help="where AppWorld is installed (default: %(default)s, else the user's data dir)",
     )
     eps.add_argument("--no-ablation", action="store_true", help="skip the without-history runs")
     eps.add_argument("--lint", action="store_true", help="only check the task files and list every problem")
     eps.add_argument("--out", default=None, help="run directory (default: runs/episodes-TIMESTAMP)")
     eps.add_argument("--quiet", action="store_true", help="no progress lines")
+    worker_command.add_remote_workers_option(eps)
     eps.set_defaults(func=bench_commands.episodes)
     rep = sub.add_parser("report", help="write RUN_DIR/report.md (markdown tables) and print it")
     rep.add_argument("run_dir", type=Path)
@@ -408,31 +379,48 @@ def build_parser() -> argparse.ArgumentParser:
     schema.set_defaults(func=commands.schema)
 
     ping = sub.add_parser("ping", help="ask an address for a pong and print the round trip")
-    _bus_options(ping, default_url="redis://127.0.0.1:6379/0")
+    arguments.add_bus_options(ping)
     ping.add_argument("address", nargs="?", default="echo", help="address to ping (default: %(default)s)")
     ping.add_argument("--count", type=_positive_int, default=3)
     ping.add_argument("--timeout", type=_positive_float, default=5.0, help="seconds per ask")
     ping.set_defaults(func=commands.ping)
 
     procs = sub.add_parser("processes", help="list the processes present on a namespace")
-    _bus_options(procs, default_url="redis://127.0.0.1:6379/0")
+    arguments.add_bus_options(procs)
     procs.set_defaults(func=commands.processes)
     attach_command.register(sub)
     appworld_command.register(sub)
     dlq_command.register(sub)
-    web_command.register(sub)  # after `daemon`: adds its --http/--operator-token, and `view`
-    acl_command.register(sub)  # after `daemon`: adds its --policy-file/--identity, and `acl`
-    worker_command.register(sub)  # `worker`, and --remote-workers of `bench aura|episodes`
+    web_command.register(sub)
+    acl_command.register(sub)
+    worker_command.register(sub)
     mcp_command.register(sub)
     return parser
 
 
+def parse_args(argv: Sequence[str] | None = None, settings: Settings | None = None) -> argparse.Namespace:
+    """The command line parsed, the defaults that are settings filled in from ``settings`` (None:
+    read them now) and kept as ``args.settings``; ``SettingsError`` for a bad variable."""
+    args = build_parser().parse_args(argv)
+    if settings is None:
+        from actors.settings import load_settings
+
+        settings = load_settings()
+    args.settings = settings
+    return arguments.apply_settings(args, settings)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    from actors.settings import SettingsError
+
+    try:
+        args = parse_args(argv)
+    except SettingsError as exc:
+        print(f"auratown: error: {exc}", file=sys.stderr)
+        return 2
     from actors.logging import configure_logging
 
-    configure_logging(args.log_format, args.log_level)
+    configure_logging(args.log_format, args.log_level, settings=args.settings)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)

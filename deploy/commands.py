@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from actors.bus import Bus
+    from actors.settings import Settings
 
 
 class UserError(Exception):
@@ -20,13 +21,15 @@ class UserError(Exception):
 
 
 @contextmanager
-def open_bus(url: str | None, namespace: str) -> Iterator[Bus]:
-    from actors.bus import Bus, InvalidNameError, open_transport
+def open_bus(url: str | None, namespace: str, settings: Settings | None = None) -> Iterator[Bus]:
+    """The bus at ``url`` (None: in process), its Redis checked; its dead letters kept as
+    ``settings`` say (None: read them now)."""
+    from actors.bus import Bus, DeadLetterPolicy, InvalidNameError, open_transport
     from actors.bus._url import TransportURLError
 
     try:
         transport = open_transport(url)
-        bus = Bus(transport, namespace)
+        bus = Bus(transport, namespace, dead_letter_policy=DeadLetterPolicy.from_settings(settings))
     except (TransportURLError, InvalidNameError) as exc:
         raise UserError(str(exc)) from None
     except ValueError as exc:  # redis-py's URL parser
@@ -53,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from actors.runtime import Host
     from messages import Ping
 
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         host = Host(bus, name="auratown-run")
         host.spawn(EchoActor, "echo")
         host.start()
@@ -114,7 +117,7 @@ def ping(args: argparse.Namespace) -> int:
     from messages import Ping, Pong
 
     failures = 0
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         for i in range(args.count):
             t0 = time.perf_counter()
             try:
@@ -130,7 +133,7 @@ def ping(args: argparse.Namespace) -> int:
 
 
 def processes(args: argparse.Namespace) -> int:
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         procs = bus.processes()
     if not procs:
         print(f"no process present on namespace {args.namespace}")

@@ -25,19 +25,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from deploy import arguments
+
 if TYPE_CHECKING:
     from actors.bus import Bus, DeadLetter
 
-_DEFAULT_NAMESPACE = "town:main"
-_DEFAULT_REDIS = os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0")
 
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
     dlq = sub.add_parser(
         "dlq",
         help="list, replay or purge the dead letters of a namespace",
@@ -46,15 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "inbox they came from and removes them, `purge` removes them.",
     )
     dlq.add_argument("action", choices=("list", "replay", "purge"))
-    dlq.add_argument(
-        "--redis",
-        metavar="URL",
-        default=_DEFAULT_REDIS,
-        help="bus URL: redis://, rediss://, unix:// (default: $AURATOWN_REDIS_URL or %(default)s)",
-    )
-    dlq.add_argument(
-        "--namespace", default=_DEFAULT_NAMESPACE, help="town or episode namespace (default: %(default)s)"
-    )
+    arguments.add_bus_options(dlq)
     dlq.add_argument(
         "--id",
         dest="ids",
@@ -86,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--all cannot be combined with --id or --reason")
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be >= 1, got {args.limit}")
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         if args.agent is not None:
             from actors.bus._keys import InvalidNameError
 

@@ -6,18 +6,16 @@ Only argparse and the standard library are imported at module level (``auratown 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from deploy import arguments
 
-TOKEN_ENV = "AURATOWN_MCP_TOKEN"
 DEFAULT_HTTP = ("127.0.0.1", 8765)
 _SDK = frozenset({"mcp", "mcp_types", "anyio", "uvicorn", "starlette", "httpx2", "sse_starlette"})
 """What the ``mcp`` extra brings: missing, the command says which extra to install."""
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
     p = sub.add_parser(
         "mcp",
         help="serve an episode's tools over MCP (HTTP or stdio), as the assistant or for one registry",
@@ -28,13 +26,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(policy, audit, history). HTTP listens on 127.0.0.1 unless told otherwise; anything else "
         "needs a token. See docs/protocol.md.",
     )
-    p.add_argument(
-        "--bus",
-        metavar="URL",
-        default=os.environ.get("AURATOWN_REDIS_URL"),
-        help="the run's Redis: redis://, rediss://, unix:// (default: $AURATOWN_REDIS_URL)",
-    )
-    p.add_argument("--namespace", required=True, metavar="NS", help="the run's namespace (episodes.<run>)")
+    arguments.add_redis_option(p, flag="--bus", what="the run's Redis: redis://, rediss://, unix://")
+    arguments.add_namespace_option(p, what="the run's namespace (episodes.<run>)", required=True)
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument(
         "--assistant", metavar="ADDRESS", help="the assistant's address to serve, e.g. agent.mcp"
@@ -49,10 +42,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="serve streamable HTTP at http://HOST:PORT/mcp (default: 127.0.0.1:8765; port 0: a free one)",
     )
     how.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout")
-    p.add_argument(
+    p.add_setting(
         "--token",
-        default=None,
-        help=f"HTTP: require Authorization: Bearer TOKEN on every request (default: ${TOKEN_ENV}, which "
+        field="mcp_token",
+        help="HTTP: require Authorization: Bearer TOKEN on every request (default: %(default)s, which "
         "keeps it out of the process list); needed to listen on anything but loopback",
     )
     p.add_argument(
@@ -91,9 +84,7 @@ def serve(args: argparse.Namespace) -> int:
             raise
         raise UserError(f"auratown mcp needs the MCP SDK ({exc.name}): pip install 'auratown[mcp]'") from None
 
-    if not args.bus:
-        raise UserError("give --bus URL (or set $AURATOWN_REDIS_URL)")
-    token: str | None = args.token or os.environ.get(TOKEN_ENV) or None
+    token: str | None = args.token or None
     host, port = args.http or DEFAULT_HTTP
     try:
         for address in (args.assistant, args.registry):
@@ -103,7 +94,7 @@ def serve(args: argparse.Namespace) -> int:
             check_bind(host, token)
     except (InvalidNameError, InsecureBindError) as exc:
         raise UserError(str(exc)) from None
-    with open_bus(args.bus, args.namespace) as bus:
+    with open_bus(args.bus, args.namespace, args.settings) as bus:
         bridge = TurnBridge(bus, args.assistant) if args.assistant else None
         server = EpisodeMcpServer(
             bus, registry=args.registry, bridge=bridge, caller=args.caller, ask_timeout=args.ask_timeout

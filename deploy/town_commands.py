@@ -41,7 +41,7 @@ def _client(args: argparse.Namespace) -> Iterator[TownClient]:
     from actors.bus import AskTimeoutError, RemoteError
     from actors.town import TownClient, TownRequestError, stored_config
 
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         if stored_config(bus) is None:
             raise UserError(
                 f"no town on namespace {args.namespace!r} at {bus.transport.url}: start `auratown daemon`"
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     from actors.town import TownClient, ensure_config, spawn_town
 
     proposed = _proposed_config(args).model_copy(update={"start_paused": True, "ticks_per_second": 0.0})
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         config, created = ensure_config(bus, proposed)
         host = Host(bus, name="auratown-run")
         spawn_town(host, config)
@@ -152,7 +152,7 @@ def daemon(args: argparse.Namespace) -> int:
 
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
     agents = [a.strip() for a in args.agents.split(",")] if args.agents else None
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         config, created = ensure_config(bus, _proposed_config(args))
         if not created and (config.seed != args.seed or args.town is not None):
             print(
@@ -182,7 +182,9 @@ def daemon(args: argparse.Namespace) -> int:
         host_config = HostConfig(visibility_timeout=args.visibility_timeout, pool_size=pool_size or 4)
         host = Host(bus, host_config, name=f"auratown-daemon[{','.join(roles)}]")
         try:
-            env_gateways = GatewayPool(api_base=args.api_base, cache_dir=args.cache_dir)
+            env_gateways = GatewayPool(
+                api_base=args.api_base, cache_dir=args.cache_dir, settings=args.settings
+            )
             backends = make_backend_factory(args.model, pool=env_gateways)
             by_identity = spawn_policy_registries(host, args, roles)  # registry:IDENT; first: checks the file
             spawned = spawn_town(host, config, roles=roles, agents=agents, backends=backends, **minds)
@@ -320,7 +322,7 @@ def import_(args: argparse.Namespace) -> int:
         raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
     except (ValidationError, ValueError) as exc:
         raise UserError(f"{args.file} is not a town snapshot: {str(exc).splitlines()[0]}") from None
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         _refuse_live_town(bus, args.namespace)
         try:
             import_snapshot(bus, snap)

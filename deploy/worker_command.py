@@ -22,23 +22,23 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from deploy import arguments
 from deploy.commands import UserError
 from deploy.metrics_options import add_metrics_options, serve_metrics_from_args
 
 if TYPE_CHECKING:
     from actors.bus import Transport
     from actors.runtime import Actor, Host
+    from actors.settings import Settings
 
 ROLES = ("env", "registry", "grader", "episodes")
 ALIASES = {"user": "episodes"}
 DEFAULT_ROLES = "env,registry,grader,episodes"
-DEFAULT_NAMESPACE = "town:main"  # deploy.cli's, spelled out: importing it here would be circular
-DEFAULT_REDIS = os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
     """Add ``auratown worker`` to the command line's subcommands."""
-    p: argparse.ArgumentParser = sub.add_parser(
+    p = sub.add_parser(
         "worker",
         help="host stateless roles (env, registry, grader, episodes) sharing work with other workers",
         description="Host the given roles until SIGTERM/SIGINT. Every worker on the same Redis and "
@@ -46,22 +46,18 @@ def register(sub: Any) -> None:
         "episode units spread over all of them; a worker that dies leaves its unfinished messages to "
         "the others after --visibility-timeout seconds.",
     )
-    p.add_argument(
-        "--redis", metavar="URL", default=DEFAULT_REDIS, help="the shared Redis (default: %(default)s)"
-    )
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE, help="namespace served (default: %(default)s)")
+    arguments.add_redis_option(p, what="the shared Redis")
+    arguments.add_namespace_option(p, what="namespace served")
     p.add_argument(
         "--roles", default=DEFAULT_ROLES, help=f"comma-separated: {', '.join(ROLES)} (default: all)"
     )
-    p.add_argument("--model", default=None, help="env: default litellm model (default: offline)")
-    p.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL for the models")
-    p.add_argument("--cache-dir", type=Path, default=None, help="cache model answers here")
-    p.add_argument(
+    arguments.add_model_options(p, model_help="env: default litellm model (default: offline)")
+    p.add_setting(
         "--appworld-home",
-        default=None,
+        field="appworld_home",
         metavar="DIR",
         help="episodes: where AppWorld is installed, for units run with --apps appworld "
-        "(default: $AURATOWN_APPWORLD_HOME or the user's data dir)",
+        "(default: %(default)s, else the user's data dir)",
     )
     p.add_argument(
         "--pool-size",
@@ -78,27 +74,19 @@ def register(sub: Any) -> None:
     )
     add_metrics_options(p)
     p.set_defaults(func=run)
-    _bench_options(sub)
 
 
-def _bench_options(sub: Any) -> None:
-    """``--remote-workers [NS]`` for ``bench aura`` and ``bench episodes`` (when they exist)."""
-    bench = sub.choices.get("bench")
-    if bench is None:
-        return
-    for action in bench._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name in ("aura", "episodes"):
-                if name in action.choices:
-                    action.choices[name].add_argument(
-                        "--remote-workers",
-                        nargs="?",
-                        const=DEFAULT_NAMESPACE,
-                        default=None,
-                        metavar="NS",
-                        help="with --bus: send the work to `auratown worker` processes already serving "
-                        f"namespace NS there (default NS: {DEFAULT_NAMESPACE}) instead of starting --workers",
-                    )
+def add_remote_workers_option(bench: argparse.ArgumentParser) -> None:
+    """``--remote-workers [NS]``, for ``bench aura`` and ``bench episodes``."""
+    bench.add_argument(
+        "--remote-workers",
+        nargs="?",
+        const=arguments.DEFAULT_NAMESPACE,
+        default=None,
+        metavar="NS",
+        help="with --bus: send the work to `auratown worker` processes already serving namespace NS "
+        f"there (default NS: {arguments.DEFAULT_NAMESPACE}) instead of starting --workers",
+    )
 
 
 def parse_roles(text: str) -> list[str]:
@@ -131,15 +119,19 @@ class Worker:
         pool_size: int = 1,
         visibility_timeout: float = 30.0,
         appworld_home: str | None = None,
+        settings: Settings | None = None,
     ) -> None:
-        from actors.bus import Bus
+        """``settings``: the model deadlines and dead-letter retention (None: read them now)."""
+        from actors.bus import Bus, DeadLetterPolicy
         from actors.runtime import HostConfig
+        from actors.settings import load_settings
 
         self.transport = transport
         self.namespace = namespace
         self.roles = roles
         self.hosts: list[Host] = []
         self.service: Any = None
+        self.settings = settings or load_settings()
         factories = self._factories(
             model=model,
             api_base=api_base,
@@ -155,10 +147,12 @@ class Worker:
         )
         from actors.runtime import Host
 
+        dead_letters = DeadLetterPolicy.from_settings(self.settings)
         for role in roles:
             address, factory = factories[role]
             for lane in range(pool_size):
-                host = Host(Bus(transport, namespace), config, name=f"worker[{role}#{lane}]")
+                bus = Bus(transport, namespace, dead_letter_policy=dead_letters)
+                host = Host(bus, config, name=f"worker[{role}#{lane}]")
                 host.spawn(factory, address)
                 self.hosts.append(host)
 
@@ -184,7 +178,7 @@ class Worker:
         if "registry" in self.roles:
             out["registry"] = (REGISTRY, RegistryActor)
         if "grader" in self.roles:
-            gateways = GatewayPool(api_base=api_base, cache_dir=cache_dir)
+            gateways = GatewayPool(api_base=api_base, cache_dir=cache_dir, settings=self.settings)
             out["grader"] = (GRADER, lambda: GraderActor(gateways))
         if "episodes" in self.roles:
             from bench.episodes.worker import UnitService
@@ -225,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--pool-size must be at least 1")
     if args.visibility_timeout <= 0:
         raise UserError("--visibility-timeout must be a positive number of seconds")
-    with open_bus(args.redis, args.namespace) as bus:  # checks the URL and that Redis answers
+    with open_bus(args.redis, args.namespace, args.settings) as bus:  # checks the URL and that Redis answers
         transport = bus.transport
         worker = Worker(
             transport,
@@ -237,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
             pool_size=args.pool_size,
             visibility_timeout=args.visibility_timeout,
             appworld_home=args.appworld_home,
+            settings=args.settings,
         )
         stop = threading.Event()
 
@@ -246,12 +241,14 @@ def run(args: argparse.Namespace) -> int:
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         metrics = None
         try:
-            worker.start()
-            if args.metrics_port is not None:
-                from actors.runtime.metrics import metrics_registry
+            if args.metrics_port is not None:  # listening before any lane takes a message
+                from actors.runtime.metrics import HandlerLatency, metrics_registry
 
-                # The first lane's host: the counters of one lane (merging lanes is left to do).
-                metrics = serve_metrics_from_args(args, metrics_registry(worker.hosts[0]))
+                latency = HandlerLatency()  # every lane's handlers, one histogram per actor type
+                for host in worker.hosts:
+                    host.handler_latency = latency
+                metrics = serve_metrics_from_args(args, metrics_registry(worker.hosts))
+            worker.start()
             print(
                 f"worker {socket.gethostname()}:{os.getpid()} on {transport.url} namespace "
                 f"{args.namespace}: hosting {', '.join(roles)} x{args.pool_size}; Ctrl-C to stop",

@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 import pytest
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # The offline IntentInferrer reads queries with its cue reader in every test that does not ask for
 # the embedding reader by name (tests/unit/test_aura_reading.py, test_suite_phrasing.py): a town
 # process spawned by a test must not spend seconds loading a model for its first answer.

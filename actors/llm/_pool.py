@@ -3,54 +3,52 @@ accumulate across queries, sessions and actors."""
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from actors.llm._cache import DiskCache, ResponseCache
 from actors.llm._config import GatewayConfig
 from actors.llm._gateway import LLMGateway
 from actors.llm._stages import STAGE_SETTINGS, StageSettings
 
-ENV_TIMEOUT = "AURATOWN_MODEL_TIMEOUT"
-ENV_STAGE_BUDGET = "AURATOWN_MODEL_STAGE_BUDGET"
-ENV_UNIT_BUDGET = "AURATOWN_MODEL_UNIT_BUDGET"
-"""Environment variables that set a pool's per-request deadline and its stage and unit budgets
-(seconds) when the caller does not: every process of a run (workers too) reads the same ones."""
-
-
-def _env_seconds(name: str) -> float | None:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if not 0 < value < float("inf"):
-        raise ValueError(f"{name} must be positive and finite, got {raw!r}")
-    return value
+if TYPE_CHECKING:
+    from actors.settings import Settings
 
 
 @dataclass
 class GatewayPool:
+    """The deadlines not given come from ``settings`` (None: read at construction), so every
+    process of a run (workers too) uses the same ``AURATOWN_MODEL_*`` ones."""
+
     api_base: str | None = None
     api_key: str | None = None
     timeout: float | None = None
-    """Seconds one request may take; None: $AURATOWN_MODEL_TIMEOUT, else 60."""
+    """Seconds one request may take; None: the settings' ``model_timeout`` (60)."""
     stage_budget: float | None = None
-    """Seconds one stage may take (retries and repair); None: $AURATOWN_MODEL_STAGE_BUDGET, else
-    ``GatewayConfig``'s default (twice the timeout)."""
+    """Seconds one stage may take (retries and repair); None: the settings' ``model_stage_budget``,
+    else ``GatewayConfig``'s default (twice the timeout)."""
     unit_budget: float | None = None
-    """Seconds one unit of work may take (a turn, a question, a reflection); None:
-    $AURATOWN_MODEL_UNIT_BUDGET, else ``GatewayConfig``'s default (four times the timeout)."""
+    """Seconds one unit of work may take (a turn, a question, a reflection); None: the settings'
+    ``model_unit_budget``, else ``GatewayConfig``'s default (four times the timeout)."""
     cache: ResponseCache | None = None
     cache_dir: Path | None = None
     max_tokens: int | None = None
     """A cap on every stage's answer (a small local model that rambles past the timeout)."""
+    settings: Settings | None = field(default=None, repr=False, compare=False)
     _gateways: dict[str, LLMGateway] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        if self.timeout is None or self.stage_budget is None or self.unit_budget is None:
+            if self.settings is None:
+                from actors.settings import load_settings
+
+                self.settings = load_settings()
+            self.timeout = self.timeout or self.settings.model_timeout
+            self.stage_budget = self.stage_budget or self.settings.model_stage_budget
+            self.unit_budget = self.unit_budget or self.settings.model_unit_budget
 
     @property
     def gateways(self) -> dict[str, LLMGateway]:
@@ -59,6 +57,7 @@ class GatewayPool:
             return dict(self._gateways)
 
     def get(self, model: str) -> LLMGateway:
+        assert self.timeout is not None  # __post_init__ filled it in
         with self._lock:
             gw = self._gateways.get(model)
             if gw is None:
@@ -77,10 +76,10 @@ class GatewayPool:
                     model=model,
                     api_base=self.api_base,
                     api_key=self.api_key,
-                    timeout=self.timeout or _env_seconds(ENV_TIMEOUT) or 60.0,
+                    timeout=self.timeout,
                     stage_overrides=overrides,
-                    stage_budget=self.stage_budget or _env_seconds(ENV_STAGE_BUDGET),
-                    unit_budget=self.unit_budget or _env_seconds(ENV_UNIT_BUDGET),
+                    stage_budget=self.stage_budget,
+                    unit_budget=self.unit_budget,
                 )
                 gw = self._gateways[model] = LLMGateway(config, cache=store)
             return gw

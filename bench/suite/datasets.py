@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from actors.settings import load_settings
 from messages.probes import ProbeScene
 from world.definition import TownDefinition
 from world.probes import SceneError, scene_from_aura_v2, scene_from_town
@@ -29,11 +29,9 @@ SUITE_NAMES: tuple[SuiteName, ...] = get_args(SuiteName)
 
 Subcategory = Literal["availability", "mood", "appropriateness", "latent_goal", "second_order"]
 SUBCATEGORIES: tuple[Subcategory, ...] = get_args(Subcategory)
-AURA_RELEASE = Path(
-    os.environ.get("AURATOWN_AURA_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data" / "aura"
-)
-"""The AURA paper's released data (external, never copied in): ``$AURATOWN_AURA_DATA``, else
-``../shared/data/aura`` beside the checkout."""
+AURA_RELEASE = load_settings().aura_data
+"""The AURA paper's released data (external, never copied in): the settings' ``aura_data``,
+``$AURATOWN_AURA_DATA``, else ``../shared/data/aura`` beside the checkout."""
 
 FACTUAL_CATEGORIES = ("spatial", "social", "temporal", "memory", "planning")
 

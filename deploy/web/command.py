@@ -6,7 +6,6 @@ Only argparse and the standard library at the top: ``auratown --help`` stays fas
 from __future__ import annotations
 
 import argparse
-import os
 from typing import TYPE_CHECKING
 
 from deploy import arguments
@@ -18,10 +17,15 @@ if TYPE_CHECKING:
     from deploy.web.server import LiveView
     from world import TownDefinition
 
-TOKEN_ENV = "AURATOWN_OPERATOR_TOKEN"
+_LIMITS = (
+    ("--http-max-connections", 1024, "open connections at most; more are answered 503"),
+    ("--http-max-requests", 16, "requests answered at once, one thread each; more: 503"),
+    ("--http-max-streams", 32, "live event streams (open pages) at once; more: 503"),
+)
 
 
-def add_http_options(p: argparse.ArgumentParser) -> None:
+def add_http_options(p: arguments.Parser) -> None:
+    """``--http`` and the live view's token, limits and timeouts (``auratown daemon`` and ``view``)."""
     p.add_argument(
         "--http",
         type=arguments.listen_address,
@@ -29,35 +33,17 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve the live view (map, event feed, agents) here, e.g. 127.0.0.1:8080 (port 0: a free port)",
     )
-    p.add_argument(
+    p.add_setting(
         "--operator-token",
-        default=os.environ.get(TOKEN_ENV),
+        field="operator_token",
         metavar="TOKEN",
-        help=f"live view: whoever opens it with ?token=TOKEN also sees private state and probe calls "
-        f"(default: ${TOKEN_ENV}, which keeps it out of the process list); it also opens /metrics "
+        help="live view: whoever opens it with ?token=TOKEN also sees private state and probe calls "
+        "(default: %(default)s, which keeps it out of the process list); it also opens /metrics "
         "on the view (Authorization: Bearer TOKEN)",
     )
-    p.add_argument(
-        "--http-max-connections",
-        type=arguments.positive_int,
-        default=1024,
-        metavar="N",
-        help="live view: open connections at most; more are answered 503 (default: %(default)s)",
-    )
-    p.add_argument(
-        "--http-max-requests",
-        type=arguments.positive_int,
-        default=16,
-        metavar="N",
-        help="live view: requests answered at once, one thread each; more: 503 (default: %(default)s)",
-    )
-    p.add_argument(
-        "--http-max-streams",
-        type=arguments.positive_int,
-        default=32,
-        metavar="N",
-        help="live view: live event streams (open pages) at once; more: 503 (default: %(default)s)",
-    )
+    for flag, default, what in _LIMITS:
+        p.add_argument(flag, type=arguments.positive_int, default=default, metavar="N",
+                       help=f"live view: {what} (default: %(default)s)")  # fmt: skip
     p.add_argument(
         "--http-idle-timeout",
         type=arguments.positive_seconds,
@@ -75,12 +61,8 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``--http``/``--operator-token`` to ``auratown daemon`` (when registered after it) and the
-    ``auratown view`` command."""
-    daemon = sub.choices.get("daemon")
-    if daemon is not None:
-        add_http_options(daemon)
+def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
+    """Add the ``auratown view`` command (``auratown daemon`` takes ``add_http_options`` too)."""
     view = sub.add_parser(
         "view",
         help="serve the live view of a running town (hosts no actor)",
@@ -88,13 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "agents moving, the event feed and every agent's public state; operators (--operator-token) "
         "also see private state and recent probe calls.",
     )
-    view.add_argument(
-        "--redis",
-        metavar="URL",
-        default=os.environ.get("AURATOWN_REDIS_URL", "redis://127.0.0.1:6379/0"),
-        help="bus URL (default: $AURATOWN_REDIS_URL or %(default)s)",
-    )
-    view.add_argument("--namespace", default="town:main", help="town namespace (default: %(default)s)")
+    arguments.add_bus_options(view)
     add_http_options(view)
     view.set_defaults(func=serve_view, http_default=("127.0.0.1", 8080))
 
@@ -161,7 +137,7 @@ def serve_view(args: argparse.Namespace) -> int:
     from actors.town import stored_config
     from deploy.commands import UserError, open_bus
 
-    with open_bus(args.redis, args.namespace) as bus:
+    with open_bus(args.redis, args.namespace, args.settings) as bus:
         config = stored_config(bus)
         if config is None:
             raise UserError(

@@ -137,11 +137,17 @@ def test_a_bad_town_file_is_one_line() -> None:
 
 
 def test_the_cli_offers_exactly_the_injectable_event_kinds() -> None:
-    # The CLI spells them out to start without importing pydantic; they must not drift apart.
+    # The CLI reads them from messages.town when `inject` is parsed (building the parser imports no
+    # pydantic): each kind is accepted and listed in the help, anything else is refused.
     from deploy import cli
     from messages.town import INJECTABLE_KINDS
 
-    assert cli._INJECTABLE == INJECTABLE_KINDS
+    for kind in INJECTABLE_KINDS:
+        assert cli.build_parser().parse_args(["inject", kind, "it happened"]).kind == kind
+    help_text = " ".join(auratown("inject", "--help").stdout.split())
+    assert f"event kind: {', '.join(INJECTABLE_KINDS)}" in help_text
+    refused = auratown("inject", "picnic", "it happened")
+    assert refused.returncode == 2 and "invalid choice: 'picnic'" in refused.stderr
 
 
 def test_ask_answers_embedded_with_the_frame_the_trace_and_a_heads_up() -> None:
@@ -172,7 +178,10 @@ def test_the_cli_lists_exactly_the_paper_conditions() -> None:
     from deploy import cli
     from messages.aura import CONDITIONS
 
-    assert cli._CONDITIONS == CONDITIONS
+    for condition in CONDITIONS:
+        assert cli.build_parser().parse_args(["ask", "q", "--condition", condition]).condition == condition
+    help_text = " ".join(auratown("ask", "--help").stdout.split())
+    assert f"which pipeline answers: {', '.join(CONDITIONS)} (default: aura_intent)" in help_text
 
 
 def test_ask_with_a_model_goes_through_the_gateway_and_reports_usage() -> None:

@@ -88,12 +88,13 @@ def test_a_five_megabyte_poison_entry_becomes_a_bounded_dead_letter(
 
 
 def test_retention_drops_dead_letters_by_age_and_length_and_counts_them(
-    redis_url: str, namespace: str
+    redis_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [1_000_000.0]
-    policy = DeadLetterPolicy.from_env(
-        {"AURATOWN_DLQ_MAX_LEN": "5", "AURATOWN_DLQ_MAX_AGE": "100", "AURATOWN_DLQ_MAX_BYTES": "1024"}
-    )
+    monkeypatch.setenv("AURATOWN_DLQ_MAX_LEN", "5")
+    monkeypatch.setenv("AURATOWN_DLQ_MAX_AGE", "100")
+    monkeypatch.setenv("AURATOWN_DLQ_MAX_BYTES", "1024")
+    policy = DeadLetterPolicy.from_settings()
     assert (policy.max_len, policy.max_age, policy.max_data) == (5, 100.0, 1024)
     bus = Bus(RedisTransport(redis_url), namespace, clock=lambda: now[0], dead_letter_policy=policy)
     try:
@@ -123,8 +124,9 @@ def test_retention_drops_dead_letters_by_age_and_length_and_counts_them(
     finally:
         bus.close()
         bus.transport.close()
-    with pytest.raises(ValueError, match="AURATOWN_DLQ"):
-        DeadLetterPolicy.from_env({"AURATOWN_DLQ_MAX_LEN": "0"})
+    monkeypatch.setenv("AURATOWN_DLQ_MAX_LEN", "0")
+    with pytest.raises(ValueError, match="AURATOWN_DLQ_MAX_LEN"):
+        DeadLetterPolicy.from_settings()
 
 
 def test_a_record_not_written_by_the_runtime_is_unverified(redis_url: str, namespace: str) -> None:

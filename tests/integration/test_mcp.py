@@ -247,10 +247,10 @@ class BenchRun(threading.Thread):
 
     def run(self) -> None:
         from bench.episodes.command import run_episodes
-        from deploy.cli import build_parser
+        from deploy.cli import parse_args
 
         try:
-            run_episodes(build_parser().parse_args(self.argv))
+            run_episodes(parse_args(self.argv))
         except BaseException as exc:
             self.error = exc
 

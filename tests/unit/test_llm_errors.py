@@ -29,8 +29,9 @@ def test_no_credentials_fails_at_once_with_the_providers_message(
 
 
 def test_a_status_litellm_gives_a_missing_key_does_not_make_it_transient() -> None:
-    import litellm
+    from actors.llm import load_litellm
 
+    litellm = load_litellm()
     missing = litellm.InternalServerError(
         message="OpenAIException - Missing credentials. Please pass an `api_key`",
         llm_provider="openai",

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import litellm
 import pytest
 from pydantic import BaseModel, Field
 
@@ -32,9 +31,12 @@ from actors.llm import (
     TransportCache,
     UsageStats,
     extract_json,
+    load_litellm,
     schema_prompt,
 )
 from tests.conftest import ROOT
+
+litellm = load_litellm()  # as the gateway imports it: offline, with the cost map litellm ships
 
 # litellm's own response types trip a pydantic warning on first use; not ours to fix.
 pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
