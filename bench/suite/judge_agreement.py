@@ -25,6 +25,7 @@ from pathlib import Path
 
 from bench.suite.datasets import AURA_RELEASE, ImplicitQuery, ImplicitScene, read_v2
 from bench.suite.judges import Agreement, Assessment, ImplicitIntentJudge, JudgeParams, band
+from bench.suite.stats import mean
 
 DATA = AURA_RELEASE
 RESULTS = DATA / "rq_intent_v2_multiseed_AB.json"
@@ -146,7 +147,7 @@ def evaluate(name: str, cells: Sequence[Cell], scorer: Scorer) -> SliceReport:
     means: dict[str, tuple[float, float]] = {}
     for cond in conditions:
         mine = [(c.paper_implicit, imp) for c, _, imp in scored if c.condition == cond]
-        means[cond] = (sum(p for p, _ in mine) / len(mine), sum(o for _, o in mine) / len(mine))
+        means[cond] = (mean([p for p, _ in mine]), mean([o for _, o in mine]))
     return SliceReport(
         name=name,
         cells=len(cells),
@@ -196,7 +197,7 @@ def fit_partial(cells: Sequence[Cell]) -> float:
     partial = [c.paper_implicit for c in cells if band(c.paper_implicit) == 0.5]
     if not partial:
         return JudgeParams().partial
-    return round(round(sum(partial) / len(partial) / PAPER_STEP) * PAPER_STEP, 2)
+    return round(round(mean(partial) / PAPER_STEP) * PAPER_STEP, 2)
 
 
 def fit(

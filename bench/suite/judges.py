@@ -34,9 +34,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bench.suite.datasets import ImplicitQuery, ImplicitScene, read_v2
 from world.text import words
@@ -47,12 +47,14 @@ if TYPE_CHECKING:
 # -- results ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class JudgeScore:
-    """A verdict on the paper's two implicit-intent dimensions, each in [0, 1]."""
+class JudgeScore(BaseModel):
+    """A verdict on the paper's two implicit-intent dimensions, each in [0, 1]: what every implicit
+    judge returns, and the JSON the LLM judge must answer with (the paper's protocol)."""
 
-    literal_score: float
-    implicit_score: float
+    model_config = ConfigDict(frozen=True)
+
+    literal_score: float = Field(ge=0.0, le=1.0)
+    implicit_score: float = Field(ge=0.0, le=1.0)
     rationale: str
 
 
@@ -395,10 +397,14 @@ _REFUSAL = (
 )
 
 
+def _says_any(text: str, phrases: Iterable[str]) -> bool:
+    norm = _norm(text)
+    return any(_has_phrase(norm, p) for p in phrases)
+
+
 def is_refusal(answer: str) -> bool:
     """Whether the answer declines the question for lack of information."""
-    norm = _norm(answer)
-    return any(_has_phrase(norm, p) for p in _REFUSAL)
+    return _says_any(answer, _REFUSAL)
 
 
 def goal_coverage(answer: str, goal: str, public: str = "") -> float:
@@ -537,8 +543,7 @@ _VERDICT = (
 
 def gives_verdict(text: str) -> bool:
     """Whether ``text`` gives the asker a verdict or advice on what to do."""
-    norm = _norm(text)
-    return any(_has_phrase(norm, p) for p in _VERDICT)
+    return _says_any(text, _VERDICT)
 
 
 # -- deterministic implicit-intent judge -------------------------------------------------------------
@@ -642,7 +647,7 @@ class ImplicitIntentJudge:
         notes += f"; need words {a.engagement:.2f}; verdict={a.verdict}; volunteered={a.volunteered}"
         notes += f"; grounded={a.grounded}; refusal={a.refusal}"
         notes += f"; unchecked {', '.join(a.unchecked)}" if a.unchecked else ""
-        return JudgeScore(literal_score, implicit_score, notes)
+        return JudgeScore(literal_score=literal_score, implicit_score=implicit_score, rationale=notes)
 
     def assess(self, query: ImplicitQuery, scene: ImplicitScene, answer: str) -> Assessment:
         """What the answer does, requirement by requirement, before any score."""
@@ -890,14 +895,6 @@ def _dimension_score(checks: Sequence[_Check], partial: float) -> float:
 # -- LLM implicit-intent judge ------------------------------------------------------------------------
 
 
-class ImplicitVerdict(BaseModel):
-    """The JSON the LLM judge must return (paper's protocol)."""
-
-    literal_score: float = Field(ge=0.0, le=1.0)
-    implicit_score: float = Field(ge=0.0, le=1.0)
-    rationale: str
-
-
 JUDGE_SYSTEM = (
     "You are an impartial judge of a situated assistant's answers in a small town simulation. "
     "Score the response on two dimensions in [0, 1]: literal_score (does it correctly answer the surface "
@@ -925,28 +922,37 @@ def judge_messages(query: ImplicitQuery, scene: ImplicitScene, answer: str) -> l
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
 
-class LLMImplicitJudge:
-    """The paper's LLM judge through the gateway; a model error is a counted failure, never a score."""
+_Verdict = TypeVar("_Verdict", bound=BaseModel)
 
-    name = "llm"
+
+class _ModelJudge:
+    """A judge that asks a model through the gateway (``Stage.JUDGE``) for a JSON verdict. An empty
+    answer or a model error is a counted failure, never a score."""
 
     def __init__(self, gateway: LLMGateway, *, actor: str = "judge") -> None:
         self.gateway = gateway
         self.actor = actor
 
-    def judge(self, query: ImplicitQuery, scene: ImplicitScene, answer: str) -> JudgeResult:
+    def _verdict(
+        self, answer: str, messages: list[dict[str, str]], schema: type[_Verdict]
+    ) -> _Verdict | JudgeFailure:
         from actors.llm import LLMError, Stage
 
         if not answer or not answer.strip():
             return JudgeFailure("empty_answer")
         try:
-            result = self.gateway.structured(
-                Stage.JUDGE, judge_messages(query, scene, answer), ImplicitVerdict, actor=self.actor
-            )
+            return self.gateway.structured(Stage.JUDGE, messages, schema, actor=self.actor).value
         except LLMError as err:
             return JudgeFailure(f"llm_{err.reason}", err.detail)
-        v = result.value
-        return JudgeScore(v.literal_score, v.implicit_score, v.rationale)
+
+
+class LLMImplicitJudge(_ModelJudge):
+    """The paper's LLM judge through the gateway."""
+
+    name = "llm"
+
+    def judge(self, query: ImplicitQuery, scene: ImplicitScene, answer: str) -> JudgeResult:
+        return self._verdict(answer, judge_messages(query, scene, answer), JudgeScore)
 
 
 # -- factual claim judge ------------------------------------------------------------------------------
@@ -1114,31 +1120,19 @@ def factual_score(claims: Sequence[Claim], completeness: float) -> FactualScore:
     )
 
 
-class LLMFactualJudge:
+class LLMFactualJudge(_ModelJudge):
     """The paper's claim-level factual judge through the gateway (``Stage.JUDGE``); it produces the same
     ``FactualScore`` as ``FactualClaimJudge``. A model error is a counted failure, never a score."""
 
     name = "llm_factual"
 
-    def __init__(self, gateway: LLMGateway, *, actor: str = "judge") -> None:
-        self.gateway = gateway
-        self.actor = actor
-
     def judge(
         self, gold: Mapping[str, str], answer: str, known: tuple[str, ...] = (), question: str = ""
     ) -> FactualScore | JudgeFailure:
         """Matches ``factual.FactualJudgeFn``; ``known`` is unused (the model sees the gold facts)."""
-        from actors.llm import LLMError, Stage
-
-        if not answer or not answer.strip():
-            return JudgeFailure("empty_answer")
-        try:
-            result = self.gateway.structured(
-                Stage.JUDGE, factual_judge_messages(question, gold, answer), FactualVerdict, actor=self.actor
-            )
-        except LLMError as err:
-            return JudgeFailure(f"llm_{err.reason}", err.detail)
-        v = result.value
+        v = self._verdict(answer, factual_judge_messages(question, gold, answer), FactualVerdict)
+        if isinstance(v, JudgeFailure):
+            return v
         claims = [Claim(c.text.strip(), c.label, ()) for c in v.claims]
         return factual_score(claims, float(v.completeness))
 

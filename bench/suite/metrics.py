@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from bench.suite.stats import (
     BootstrapResult,
     PearsonResult,
@@ -183,8 +185,11 @@ def summarize_all(cells: Iterable[CellRecord | Mapping[str, Any]]) -> dict[str, 
 Level = Literal["query", "query_seed"]
 
 
-@dataclass(frozen=True)
-class PairedComparison:
+class PairedComparison(BaseModel):
+    """Two conditions compared on the units both ran: means, and the three tests of the paper."""
+
+    model_config = ConfigDict(frozen=True)
+
     condition_a: str
     condition_b: str
     score: str

@@ -168,7 +168,7 @@ def test_llm_judge_through_the_stub(stub: OpenAIStub, v2: V2) -> None:
     judge = llm_judge(stub)
     stub.script(json_reply({"literal_score": 1.0, "implicit_score": 0.6, "rationale": "mentions busy"}))
     result = judge.judge(queries[121], scenes["A_cafe_morning"], "Lin Wei thinks he is available.")
-    assert result == JudgeScore(1.0, 0.6, "mentions busy")
+    assert result == JudgeScore(literal_score=1.0, implicit_score=0.6, rationale="mentions busy")
     request = stub.requests[0]
     assert request["temperature"] == 0.1  # Stage.JUDGE
     prompt = request["messages"][1]["content"]

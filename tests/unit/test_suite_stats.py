@@ -3,6 +3,7 @@ every hand-written test is compared with, on random data) and the paper's cells.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -337,51 +338,34 @@ def test_cluster_bootstrap_does_not_touch_global_random() -> None:
 
 
 def _tiny_cells() -> list[CellRecord]:
+    # query, precision, completeness, probes, latency, tokens, disclosure, correct, contradicted,
+    # unverifiable, gap: three cells of condition A
+    rows = [
+        (1, 1.0, 0.5, 2, 1.0, 100, 2.0, 3, 0, 1, 0.8),
+        (2, 0.5, 1.0, 0, 3.0, 50, 0.0, 1, 1, 0, 0.1),
+        (3, 0.0, 0.0, 1, 8.0, 30, 1.0, 0, 0, 2, 0.5),
+    ]
+    cells = [
+        CellRecord(
+            query_id=q,
+            seed=42,
+            condition="A",
+            scores={"precision": p, "completeness": c},
+            probes=probes,
+            latency=latency,
+            tokens=tokens,
+            disclosure=disclosure,
+            correct=correct,
+            contradicted=contradicted,
+            unverifiable=unverifiable,
+            gap=gap,
+        )
+        for q, p, c, probes, latency, tokens, disclosure, correct, contradicted, unverifiable, gap in rows
+    ]
+    # The first cell also fell back once and called a forbidden tool.
+    cells[0] = dataclasses.replace(cells[0], fallbacks=1, forbidden_violations=("memory.recent",))
     return [
-        CellRecord(
-            query_id=1,
-            seed=42,
-            condition="A",
-            scores={"precision": 1.0, "completeness": 0.5},
-            probes=2,
-            forbidden_violations=("memory.recent",),
-            latency=1.0,
-            tokens=100,
-            fallbacks=1,
-            disclosure=2.0,
-            correct=3,
-            contradicted=0,
-            unverifiable=1,
-            gap=0.8,
-        ),
-        CellRecord(
-            query_id=2,
-            seed=42,
-            condition="A",
-            scores={"precision": 0.5, "completeness": 1.0},
-            probes=0,
-            latency=3.0,
-            tokens=50,
-            disclosure=0.0,
-            correct=1,
-            contradicted=1,
-            unverifiable=0,
-            gap=0.1,
-        ),
-        CellRecord(
-            query_id=3,
-            seed=42,
-            condition="A",
-            scores={"precision": 0.0, "completeness": 0.0},
-            probes=1,
-            latency=8.0,
-            tokens=30,
-            disclosure=1.0,
-            correct=0,
-            contradicted=0,
-            unverifiable=2,
-            gap=0.5,
-        ),
+        *cells,
         CellRecord(query_id=1, seed=42, condition="B", scores={"precision": 0.2, "completeness": 0.0}),
     ]
 
