@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from actors.bus.local_server import LocalRedisServer
+from bench.rundir import Manifest, RunConfig
 from bench.suite import implicit
 from bench.suite.datasets import load_suite
-from bench.suite.runs import CellKey, RunDir, plan_cells, run_cells
+from bench.suite.runs import CellKey, CellRunDir, plan_cells, run_cells
 from bench.suite.workers import BusWorkers, registry_for
 from world.aura import Backend
 
@@ -152,6 +153,13 @@ def _cells(query_ids: Sequence[str], count: int, first_seed: int) -> list[CellKe
     return plan_cells(SUITE, list(CONDITIONS), seeds, list(query_ids))[:count]
 
 
+class ScaleRun(RunConfig):
+    """The run of one measured point (or of its warm-up)."""
+
+    workers: int
+    warmup: bool
+
+
 def measure(
     url: str, stub: StubModel, workers: int, per_worker: int, out: Path, *, quiet: bool = False
 ) -> Point:
@@ -163,11 +171,11 @@ def measure(
         execute = implicit.cell_runner(suite, _no_backend, answer=answer)
         concurrency = pool.concurrency
         # Warm-up, not timed: every worker's first cell (imports, connections) and a steady queue.
-        warm = RunDir(out / f"warmup-{workers}")
-        warm.create({"config": {"warmup": workers}})
+        warm = CellRunDir(out / f"warmup-{workers}")
+        warm.create(Manifest[ScaleRun](config=ScaleRun(workers=workers, warmup=True)))
         run_cells(warm, _cells(ids, 2 * concurrency, 10_000), execute, workers=concurrency)
-        run = RunDir(out / f"workers-{workers}")
-        run.create({"config": {"workers": workers}})
+        run = CellRunDir(out / f"workers-{workers}")
+        run.create(Manifest[ScaleRun](config=ScaleRun(workers=workers, warmup=False)))
         cells = _cells(ids, per_worker * workers, 1)
         calls_before = stub.requests
         cpu_before = time.process_time()
@@ -182,10 +190,10 @@ def measure(
         workers=workers,
         cells=ran,
         seconds=seconds,
-        failed=sum(1 for r in records if not r.get("ok")),
+        failed=sum(1 for r in records if not r.ok),
         model_calls=stub.requests - calls_before,
         cpu_seconds=cpu,
-        answers={str(r["cell"]): str(r.get("answer")) for r in records},
+        answers={r.cell: str(r.answer) for r in records},
     )
     if not quiet:
         print(

@@ -27,12 +27,23 @@ from typing import TYPE_CHECKING, Any
 from bench.episodes.loader import LoadedEpisode, TaskFormatError, find_episodes, lint_episode, load_episode
 from bench.episodes.plan import PlanError, Unit, parse_assistants, plan_units
 from bench.episodes.report import write_summary
-from bench.episodes.store import EpisodeRunDir, RunDirError, append_lines, finished_since_reset, read_lines
+from bench.episodes.store import EpisodeRunDir, UnitProgress
 from bench.progress import Progress
+from bench.rundir import (
+    DataRef,
+    EpisodeConfig,
+    EpisodeManifest,
+    RunDirError,
+    SessionFinishedLine,
+    UnitInfo,
+    UnitResetLine,
+    git_commit,
+    read_unit_line,
+)
 
 if TYPE_CHECKING:
     from actors.bus import Transport
-    from messages.episodes import UnitEvent
+    from messages.episodes import UnitEvent, UnitSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = Path(__file__).resolve().parent / "data"
@@ -72,20 +83,19 @@ def lint(path: Path) -> tuple[int, str]:
     return (1 if errors else 0), "\n".join(lines)
 
 
-def _config(args: argparse.Namespace, episodes: list[LoadedEpisode]) -> dict[str, Any]:
-    return {
-        "tasks": [str(e.directory) for e in episodes],
-        "episodes": [e.episode.episode_id for e in episodes],
-        "assistants": args.assistants,
-        "runs": args.runs,
-        "ablation": not args.no_ablation,
-        "model": args.model,
-        "judge_model": args.judge_model,
-        "max_turns": args.max_turns,
-        "max_tokens": args.max_tokens,
-        "apps": getattr(args, "apps", "builtin"),
-        "shared_world": getattr(args, "shared_world", False),
-    }
+COMPUTING_SETTINGS = frozenset({"model", "judge_model", "max_turns", "max_tokens", "apps", "shared_world"})
+"""The unit settings that change what a run computes (its endpoint and timeouts do not)."""
+
+
+def _config(args: argparse.Namespace, episodes: list[LoadedEpisode]) -> EpisodeConfig:
+    return EpisodeConfig(
+        tasks=tuple(DataRef.of(e.directory) for e in episodes),
+        episodes=tuple(e.episode.episode_id for e in episodes),
+        assistants=args.assistants,
+        runs=args.runs,
+        ablation=not args.no_ablation,
+        **unit_settings(args).model_dump(include=set(COMPUTING_SETTINGS)),
+    )
 
 
 def run_episodes(args: argparse.Namespace) -> tuple[Path, str]:
@@ -99,28 +109,24 @@ def run_episodes(args: argparse.Namespace) -> tuple[Path, str]:
         raise EpisodeUsageError("an external assistant attaches over Redis: give --bus URL")
     out = Path(args.out) if args.out else ROOT / "runs" / f"episodes-{time.strftime('%Y%m%d-%H%M%S')}"
     run_dir = EpisodeRunDir(out)
-    config = _config(args, episodes)
-    from bench.suite.runs import git_commit
-
-    manifest = {
-        "benchmark": "pi-bench episodes",
-        "config": config,
-        "namespace": args.namespace or f"episodes.{out.name}",
-        "git_commit": git_commit(ROOT),
-        "python": platform.python_version(),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "units": [u.key for u in units],
-        "unit_sessions": {u.key: len(u.task_ids) for u in units},
-        "unit_info": {
-            u.key: {"episode": u.episode_id, "assistant": u.assistant.name, "run": u.run, "only": u.only}
+    manifest = EpisodeManifest(
+        config=_config(args, episodes),
+        namespace=args.namespace or f"episodes.{out.name}",
+        git_commit=git_commit(ROOT),
+        python=platform.python_version(),
+        started=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        units=tuple(u.key for u in units),
+        unit_sessions={u.key: len(u.task_ids) for u in units},
+        unit_info={
+            u.key: UnitInfo(episode=u.episode_id, assistant=u.assistant.name, run=u.run, only=u.only)
             for u in units
         },
-    }
+    )
     try:
         run_dir.create(manifest)
     except RunDirError as exc:
         raise EpisodeUsageError(str(exc)) from None
-    namespace = str(run_dir.manifest()["namespace"])
+    namespace = run_dir.manifest(EpisodeManifest).namespace
     started = time.monotonic()
     remote = getattr(args, "remote_workers", None)
     if remote is not None and args.bus is None:
@@ -129,26 +135,25 @@ def run_episodes(args: argparse.Namespace) -> tuple[Path, str]:
         run_on_workers(args, run_dir, namespace, units, remote=remote)
     else:
         run_units_here(args, run_dir, namespace, units, bus_url=args.bus)
-    manifest = run_dir.manifest()
-    manifest["seconds_last_invocation"] = round(time.monotonic() - started, 2)
-    run_dir.write_manifest(manifest)
+    seconds = round(time.monotonic() - started, 2)
+    run_dir.write_manifest(
+        run_dir.manifest(EpisodeManifest).model_copy(update={"seconds_last_invocation": seconds})
+    )
     return out, write_summary(out)
 
 
-def settings_from(args: argparse.Namespace) -> Any:
-    from bench.episodes.runner import RunSettings
+def unit_settings(args: argparse.Namespace) -> UnitSettings:
+    """What every unit of the run runs with (as a worker is sent it): the options of those names."""
+    from messages.episodes import UnitSettings
 
-    return RunSettings(
-        model=args.model,
-        judge_model=args.judge_model,
-        api_base=args.api_base,
-        session_timeout=args.session_timeout,
-        max_turns=args.max_turns,
-        max_tokens=args.max_tokens,
-        apps=getattr(args, "apps", "builtin"),
-        shared_world=getattr(args, "shared_world", False),
-        appworld_home=getattr(args, "appworld_home", None),
-    )
+    given = vars(args)
+    return UnitSettings.model_validate({k: given[k] for k in UnitSettings.model_fields if k in given})
+
+
+def settings_from(args: argparse.Namespace) -> Any:
+    from bench.episodes.worker import settings_of
+
+    return settings_of(unit_settings(args), getattr(args, "appworld_home", None))
 
 
 def _progress(args: argparse.Namespace, units: list[Unit]) -> Progress:
@@ -260,16 +265,15 @@ class Coordinator:
                 self.progress.note(f"{msg.unit}: session {msg.line.get('task_id')} finished")
             done = self._finished.get(msg.unit)
             if done is None:
-                done = self._finished[msg.unit] = finished_since_reset(list(read_lines(record.path)))
-            if msg.event == "reset":
+                done = self._finished[msg.unit] = record.finished_tasks()
+            line = read_unit_line(msg.line)
+            if isinstance(line, UnitResetLine):
                 done.clear()
-            elif msg.event == "finished":
-                task = str(msg.line.get("task_id"))
-                if task in done:
+            elif isinstance(line, SessionFinishedLine):
+                if line.task_id in done:
                     return
-                done.add(task)
-                append_lines(record.trace_path, [dict(t) for t in msg.trace])
-            append_lines(record.path, [dict(msg.line)])
+                done.add(line.task_id)
+            record.write(line, msg.trace)
 
     def send(self, units: list[Unit], worker_namespace: str, settings: Any) -> int:
         """A ``RunUnit`` for every unit not finished yet; returns how many were sent."""
@@ -279,19 +283,19 @@ class Coordinator:
 
         todo = []
         for unit in units:
-            lines = list(read_lines(self.run_dir.unit(unit.key).path))
-            if not set(unit.task_ids) <= finished_since_reset(lines):
-                todo.append((unit, lines))
+            steps = self.run_dir.unit(unit.key).steps()
+            if not set(unit.task_ids) <= UnitProgress(steps).finished_tasks():
+                todo.append((unit, steps))
         with self._cv:
             self.expected = {u.key for u, _ in todo}
             self.progress.start(done=len(units) - len(todo))
         workers = Bus(self.transport, worker_namespace)
         try:
-            for unit, lines in todo:
+            for unit, steps in todo:
                 # The owner first: a unit an earlier invocation left queued is dropped by its worker.
                 self.transport.set(owner_key(self.bus, unit.key), self.owner.encode())
                 msg = unit_message(
-                    unit, namespace=self.bus.namespace, owner=self.owner, settings=settings, progress=lines
+                    unit, namespace=self.bus.namespace, owner=self.owner, settings=settings, progress=steps
                 )
                 workers.tell(UNIT_WORKER, msg, sender=self.ADDRESS)
         finally:
@@ -362,7 +366,6 @@ def run_on_workers(
     """Run the units on ``--workers N`` local worker processes, or on the remote workers serving
     namespace ``remote``; their sessions are written into ``run_dir`` as they finish."""
     from actors.bus._redis import RedisTransport
-    from messages.episodes import UnitSettings
 
     server = None
     url = args.bus
@@ -377,16 +380,7 @@ def run_on_workers(
     procs: list[subprocess.Popen[bytes]] = []
     progress = _progress(args, units)
     coordinator = Coordinator(transport, namespace, run_dir, progress=progress)
-    settings = UnitSettings(
-        model=args.model,
-        judge_model=args.judge_model,
-        api_base=args.api_base,
-        session_timeout=args.session_timeout,
-        max_turns=args.max_turns,
-        max_tokens=args.max_tokens,
-        apps=getattr(args, "apps", "builtin"),
-        shared_world=getattr(args, "shared_world", False),
-    )
+    settings = unit_settings(args)
     absent_since = [time.monotonic()]
 
     def alive() -> None:

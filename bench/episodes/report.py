@@ -130,11 +130,13 @@ def unit_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def summarize(run_dir: Path) -> dict[str, Any]:
     from bench.episodes.store import EpisodeRunDir
+    from bench.rundir import EpisodeManifest
 
     rd = EpisodeRunDir(run_dir)
-    manifest = rd.manifest()
+    manifest = rd.manifest(EpisodeManifest).model_dump(mode="json")
     planned: list[str] = list(manifest.get("units", []))
-    records = rd.unit_records()
+    # The tables read a session's line by key, as it is in the file.
+    records = {key: [line.line() for line in lines] for key, lines in rd.unit_records().items()}
     units = {key: unit_summary(records.get(key, [])) for key in planned}
     # unit key: EPISODE.ASSISTANT.rK[.alone-TASK]
     full: dict[str, dict[str, dict[int, dict[str, Any]]]] = defaultdict(lambda: defaultdict(dict))

@@ -1,188 +1,121 @@
-"""A run directory of episodes: the manifest, one record per unit (``units/KEY.jsonl``: a line per
-session started and finished, appended as it happens, so an interrupted run resumes), and the
-per-turn traces (``traces/KEY.jsonl``: every turn, tool call, intent status and grade)."""
+"""A run directory of episodes: the manifest, one record per unit (``units/KEY.jsonl``: a typed
+line per session started and finished, appended as it happens, so an interrupted run resumes),
+and the per-turn traces (``traces/KEY.jsonl``: every turn, tool call, intent status and grade)."""
 
 from __future__ import annotations
 
-import json
-import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.episodes.loader import LoadedTask
+from bench.rundir import (
+    Manifest,
+    RecordFile,
+    RunDir,
+    SessionFinishedLine,
+    SessionStartedLine,
+    UnitLine,
+    UnitResetLine,
+    append_lines,
+    read_unit_line,
+)
 from messages.episodes import SessionEnded, SessionGrade
 
-MANIFEST = "manifest.json"
 
+@dataclass(frozen=True)
+class UnitStep:
+    """What resuming a unit needs of a line of its record: its event, task and clock (a worker
+    keeps these, not the whole lines, in Redis)."""
 
-class RunDirError(ValueError):
-    pass
+    event: str
+    task_id: str | None = None
+    clock: float | None = None
 
+    @classmethod
+    def of(cls, line: UnitLine) -> UnitStep:
+        if isinstance(line, SessionFinishedLine):
+            return cls(line.event, line.task_id, line.clock)
+        if isinstance(line, SessionStartedLine):
+            return cls(line.event, line.task_id)
+        return cls(line.event)
 
-def read_lines(path: Path) -> Iterator[dict[str, Any]]:
-    """The lines of a JSONL record; a last line cut short by a kill is not one."""
-    if not path.exists():
-        return
-    with path.open() as f:
-        for line in f:
-            if not line.endswith("\n"):
-                return  # cut short by a kill: that step runs again
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                continue
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UnitStep:
+        clock = data.get("clock")
+        task = data.get("task_id")
+        return cls(
+            str(data.get("event", "")),
+            str(task) if task is not None else None,
+            float(clock) if clock is not None else None,
+        )
 
-
-def append_lines(path: Path, lines: Sequence[Mapping[str, Any]]) -> None:
-    text = "".join(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n" for line in lines)
-    with path.open("a") as f:
-        f.write(text)
-        f.flush()
-
-
-def finished_since_reset(lines: Iterable[Mapping[str, Any]]) -> set[str]:
-    """Task ids of a unit's record finished since its last reset."""
-    done: set[str] = set()
-    for line in lines:
-        if line.get("event") == "reset":
-            done = set()
-        elif line.get("event") == "finished":
-            done.add(str(line["task_id"]))
-    return done
-
-
-def finished_line(
-    task: LoadedTask,
-    ended: SessionEnded,
-    grade: SessionGrade,
-    clock: float,
-    *,
-    reflection: Mapping[str, Any] | None = None,
-    reruns: int = 0,
-) -> dict[str, Any]:
-    """The ``finished`` line of ``units/KEY.jsonl``; ``reflection``: the built-in assistant's
-    end-of-session reflection (its usage and fallbacks, already counted in the session's
-    ``assistant_usage``), or why it is missing."""
-    line = {
-        "event": "finished",
-        "task_id": task.task.task_id,
-        "depends_on": list(task.depends_on),
-        "task_type": task.task.task_type,
-        "clock": clock,
-        "session": ended.model_dump(mode="json"),
-        "grade": grade.model_dump(mode="json"),
-    }
-    if reflection is not None:
-        line["reflection"] = dict(reflection)
-    if reruns:
-        # The app backend (AppWorld's process) died during the session this many times.
-        line["backend_reruns"] = reruns
-    return line
-
-
-def _repair_tail(path: Path) -> None:
-    if path.exists():
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            with path.open("r+b") as f:
-                f.truncate(data.rfind(b"\n") + 1)
-
-
-class EpisodeRunDir:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.units_dir = path / "units"
-        self.traces_dir = path / "traces"
-
-    @property
-    def manifest_path(self) -> Path:
-        return self.path / MANIFEST
-
-    def create(self, manifest: Mapping[str, Any]) -> None:
-        """Start or continue a run; a run with another configuration is refused (resuming it
-        would mix two experiments)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.units_dir.mkdir(exist_ok=True)
-        self.traces_dir.mkdir(exist_ok=True)
-        if self.manifest_path.exists():
-            old = json.loads(self.manifest_path.read_text())
-            if old.get("config") != manifest.get("config"):
-                raise RunDirError(
-                    f"{self.path} holds a run with another configuration; use a new --out "
-                    f"(theirs: {json.dumps(old.get('config'), sort_keys=True)})"
-                )
-            return
-        self.write_manifest(manifest)
-
-    def manifest(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self.manifest_path.read_text())
-        return data
-
-    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
-        tmp = self.manifest_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        os.replace(tmp, self.manifest_path)
-
-    def unit(self, key: str) -> UnitRecord:
-        return UnitRecord(self.units_dir / f"{key}.jsonl", self.traces_dir / f"{key}.jsonl")
-
-    def unit_records(self) -> dict[str, list[dict[str, Any]]]:
-        """Every unit's finished sessions, by unit key (the last record of a task wins)."""
-        out: dict[str, list[dict[str, Any]]] = {}
-        for path in sorted(self.units_dir.glob("*.jsonl")):
-            by_task: dict[str, dict[str, Any]] = {}
-            for line in read_lines(path):
-                if line.get("event") == "finished":
-                    by_task[str(line["task_id"])] = line
-                elif line.get("event") == "reset":
-                    by_task.clear()
-            out[path.stem] = list(by_task.values())
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"event": self.event}
+        if self.task_id is not None:
+            out["task_id"] = self.task_id
+        if self.clock is not None:
+            out["clock"] = self.clock
         return out
 
 
-class UnitRecord:
-    def __init__(self, path: Path, trace_path: Path) -> None:
-        self.path = path
-        self.trace_path = trace_path
-        self._lock = threading.Lock()
-        _repair_tail(path)
-        _repair_tail(trace_path)
+class UnitProgress:
+    """Where a unit is: its steps since the last reset (a reset starts the unit over)."""
 
-    def _events(self) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = []
-        for line in read_lines(self.path):
-            if line.get("event") == "reset":
-                events = []
-            else:
-                events.append(line)
-        return events
+    def __init__(self, steps: Iterable[UnitStep]) -> None:
+        every = list(steps)
+        resets = [i for i, step in enumerate(every) if step.event == "reset"]
+        self.current = every[resets[-1] + 1 :] if resets else every
+
+    def _finished(self) -> list[UnitStep]:
+        return [s for s in self.current if s.event == "finished"]
 
     def finished_tasks(self) -> set[str]:
-        return {str(e["task_id"]) for e in self._events() if e.get("event") == "finished"}
+        return {str(s.task_id) for s in self._finished()}
 
     def started(self, task_id: str) -> bool:
-        return any(e.get("event") == "started" and e.get("task_id") == task_id for e in self._events())
+        return any(s.event == "started" and s.task_id == task_id for s in self.current)
 
     def last_task(self) -> str | None:
-        finished = [e for e in self._events() if e.get("event") == "finished"]
-        return str(finished[-1]["task_id"]) if finished else None
+        finished = self._finished()
+        return finished[-1].task_id if finished else None
 
     def last_clock(self) -> float:
-        finished = [e for e in self._events() if e.get("event") == "finished"]
-        return float(finished[-1].get("clock", 0.0)) if finished else 0.0
+        finished = self._finished()
+        return float(finished[-1].clock or 0.0) if finished else 0.0
 
-    def _append(self, path: Path, lines: Sequence[Mapping[str, Any]]) -> None:
-        with self._lock:
-            append_lines(path, lines)
+
+class UnitRecord(ABC):
+    """A unit's record as the runner reads and writes it: in the run directory's files
+    (``UnitFiles``) or, on a worker, published for the coordinator to write."""
+
+    @abstractmethod
+    def progress(self) -> UnitProgress: ...
+
+    @abstractmethod
+    def write(self, line: UnitLine, trace: Sequence[Mapping[str, Any]] = ()) -> None:
+        """Record ``line`` and its trace lines (the trace first: a finished line has its trace)."""
+
+    def finished_tasks(self) -> set[str]:
+        return self.progress().finished_tasks()
+
+    def started(self, task_id: str) -> bool:
+        return self.progress().started(task_id)
+
+    def last_task(self) -> str | None:
+        return self.progress().last_task()
+
+    def last_clock(self) -> float:
+        return self.progress().last_clock()
 
     def mark_started(self, task_id: str) -> None:
-        self._append(self.path, [{"event": "started", "task_id": task_id}])
+        self.write(SessionStartedLine(task_id=task_id))
 
     def reset(self) -> None:
-        self._append(self.path, [{"event": "reset"}])
-        self._append(self.trace_path, [{"type": "reset"}])
+        self.write(UnitResetLine(), [{"type": "reset"}])
 
     def finish(
         self,
@@ -194,9 +127,77 @@ class UnitRecord:
         reflection: Mapping[str, Any] | None = None,
         reruns: int = 0,
     ) -> None:
-        self._append(self.trace_path, trace_lines(ended, grade))
-        line = finished_line(task, ended, grade, clock, reflection=reflection, reruns=reruns)
-        self._append(self.path, [line])
+        """Record a graded session; ``reflection``: the built-in assistant's end-of-session
+        reflection (its usage and fallbacks, already counted in the session's ``assistant_usage``),
+        or why it is missing; ``reruns``: times the app backend died during the session."""
+        extra: dict[str, Any] = {}
+        if reflection is not None:
+            extra["reflection"] = dict(reflection)
+        if reruns:
+            extra["backend_reruns"] = reruns  # absent when none, as it always was
+        line = SessionFinishedLine(
+            task_id=task.task.task_id,
+            depends_on=tuple(task.depends_on),
+            task_type=task.task.task_type,
+            clock=clock,
+            session=ended,
+            grade=grade,
+            **extra,
+        )
+        self.write(line, trace_lines(ended, grade))
+
+
+class UnitFiles(UnitRecord):
+    """A unit's record in the run directory: ``units/KEY.jsonl`` and ``traces/KEY.jsonl``."""
+
+    def __init__(self, path: Path, trace_path: Path) -> None:
+        self.path = path
+        self.trace_path = trace_path
+        self.lines = RecordFile(path, read_unit_line)
+        self._lock = threading.Lock()
+
+    def steps(self) -> list[UnitStep]:
+        return [UnitStep.of(line) for line in self.lines]
+
+    def progress(self) -> UnitProgress:
+        return UnitProgress(self.steps())
+
+    def finished(self) -> list[SessionFinishedLine]:
+        """The unit's finished sessions since its last reset (the last line of a task wins)."""
+        by_task: dict[str, SessionFinishedLine] = {}
+        for line in self.lines:
+            if isinstance(line, SessionFinishedLine):
+                by_task[line.task_id] = line
+            elif isinstance(line, UnitResetLine):
+                by_task.clear()
+        return list(by_task.values())
+
+    def write(self, line: UnitLine, trace: Sequence[Mapping[str, Any]] = ()) -> None:
+        with self._lock:
+            if trace:
+                append_lines(self.trace_path, trace)
+            self.lines.append([line])
+
+
+class EpisodeRunDir(RunDir):
+    """A run of episodes: its manifest, ``units/`` and ``traces/``."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.units_dir = path / "units"
+        self.traces_dir = path / "traces"
+
+    def create(self, manifest: Manifest[Any]) -> None:
+        super().create(manifest)
+        self.units_dir.mkdir(exist_ok=True)
+        self.traces_dir.mkdir(exist_ok=True)
+
+    def unit(self, key: str) -> UnitFiles:
+        return UnitFiles(self.units_dir / f"{key}.jsonl", self.traces_dir / f"{key}.jsonl")
+
+    def unit_records(self) -> dict[str, list[SessionFinishedLine]]:
+        """Every unit's finished sessions, by unit key."""
+        return {path.stem: self.unit(path.stem).finished() for path in sorted(self.units_dir.glob("*.jsonl"))}
 
 
 def trace_lines(ended: SessionEnded, grade: SessionGrade) -> list[dict[str, Any]]:

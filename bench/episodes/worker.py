@@ -29,12 +29,11 @@ from actors.runtime import HostConfig
 from bench.episodes.loader import LoadedEpisode, LoadedTask
 from bench.episodes.plan import Unit, parse_assistants
 from bench.episodes.runner import EpisodeHost, EpisodeRunError, RunSettings, UnitRunner
-from bench.episodes.store import UnitRecord, finished_line, trace_lines
+from bench.episodes.store import UnitProgress, UnitRecord, UnitStep
+from bench.rundir import UnitLine
 from messages.episodes import (
     EPISODE_UNITS,
     RunUnit,
-    SessionEnded,
-    SessionGrade,
     UnitEvent,
     UnitEventKind,
     UnitSettings,
@@ -62,7 +61,7 @@ def progress_key(bus: Bus, unit: str) -> str:
 
 
 def unit_message(
-    unit: Unit, *, namespace: str, owner: str, settings: UnitSettings, progress: Sequence[Mapping[str, Any]]
+    unit: Unit, *, namespace: str, owner: str, settings: UnitSettings, progress: Sequence[UnitStep]
 ) -> RunUnit:
     """Everything a worker needs to run ``unit`` (for a coordinator)."""
     ep = unit.episode
@@ -89,7 +88,7 @@ def unit_message(
         run=unit.run,
         only=unit.only,
         settings=settings,
-        progress=tuple(compact(line) for line in progress),
+        progress=tuple(step.as_json() for step in progress),
     )
 
 
@@ -121,101 +120,52 @@ def unit_from_message(msg: RunUnit) -> Unit:
     return unit
 
 
-def compact(line: Mapping[str, Any]) -> dict[str, Any]:
-    """What resuming needs of a record line: its event, task and clock."""
-    out: dict[str, Any] = {"event": str(line.get("event", ""))}
-    if "task_id" in line:
-        out["task_id"] = str(line["task_id"])
-    if "clock" in line:
-        out["clock"] = float(line["clock"])
-    return out
-
-
 # ---------------------------------------------------------------- the record of a unit on a worker
 
 
 class PublishedUnitRecord(UnitRecord):
-    """A unit's record kept in Redis and published line by line on the run's topic."""
+    """A unit's record kept in Redis (its steps) and published line by line on the run's topic;
+    the coordinator writes the files."""
 
     def __init__(self, bus: Bus, msg: RunUnit) -> None:
-        # No files: the coordinator writes them. The base class's paths are never opened.
         self.bus = bus
         self.msg = msg
         self.unit = msg.unit
-        self.path = Path(f"<{msg.unit}>")
-        self.trace_path = self.path
         self._lock = threading.Lock()
         self._progress_key = progress_key(bus, msg.unit)
         stored = bus.transport.get(self._progress_key)
-        self.lines: list[dict[str, Any]] = (
-            json.loads(stored) if stored is not None else [compact(p) for p in msg.progress]
-        )
+        saved = json.loads(stored) if stored is not None else list(msg.progress)
+        self.steps: list[UnitStep] = [UnitStep.from_json(s) for s in saved]
 
-    # What UnitRunner reads (the same answers UnitRecord gives from its file).
-
-    def _current(self) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = []
-        for line in self.lines:
-            events = [] if line.get("event") == "reset" else [*events, line]
-        return events
-
-    def finished_tasks(self) -> set[str]:
-        return {str(e["task_id"]) for e in self._current() if e.get("event") == "finished"}
-
-    def started(self, task_id: str) -> bool:
-        return any(e.get("event") == "started" and e.get("task_id") == task_id for e in self._current())
-
-    def last_task(self) -> str | None:
-        finished = [e for e in self._current() if e.get("event") == "finished"]
-        return str(finished[-1]["task_id"]) if finished else None
-
-    def last_clock(self) -> float:
-        finished = [e for e in self._current() if e.get("event") == "finished"]
-        return float(finished[-1].get("clock", 0.0)) if finished else 0.0
-
-    # What UnitRunner writes.
+    def progress(self) -> UnitProgress:
+        with self._lock:
+            return UnitProgress(self.steps)
 
     def check_owner(self) -> None:
         owner = self.bus.transport.get(owner_key(self.bus, self.unit))
         if owner is not None and owner.decode() != self.msg.owner:
             raise UnitSuperseded(self.unit)
 
-    def _add(self, kind: UnitEventKind, line: dict[str, Any], trace: Sequence[dict[str, Any]] = ()) -> None:
+    def write(self, line: UnitLine, trace: Sequence[Mapping[str, Any]] = ()) -> None:
         with self._lock:
             self.bus.publish(
                 EPISODE_UNITS,
                 UnitEvent(
                     unit=self.unit,
                     owner=self.msg.owner,
-                    event=kind,
-                    seq=len(self.lines),
-                    line=line,
-                    trace=tuple(trace),
+                    event=line.event,
+                    seq=len(self.steps),
+                    line=line.line(),
+                    trace=tuple(dict(t) for t in trace),
                     worker=self.bus.process_id,
                 ),
             )
-            self.lines.append(compact(line))
-            self.bus.transport.set(self._progress_key, json.dumps(self.lines).encode())
+            self.steps.append(UnitStep.of(line))
+            self.bus.transport.set(self._progress_key, json.dumps([s.as_json() for s in self.steps]).encode())
 
     def mark_started(self, task_id: str) -> None:
         self.check_owner()  # between sessions: a superseded unit stops here
-        self._add("started", {"event": "started", "task_id": task_id})
-
-    def reset(self) -> None:
-        self._add("reset", {"event": "reset"})
-
-    def finish(
-        self,
-        task: LoadedTask,
-        ended: SessionEnded,
-        grade: SessionGrade,
-        clock: float,
-        *,
-        reflection: Mapping[str, Any] | None = None,
-        reruns: int = 0,
-    ) -> None:
-        line = finished_line(task, ended, grade, clock, reflection=reflection, reruns=reruns)
-        self._add("finished", line, trace_lines(ended, grade))
+        super().mark_started(task_id)
 
     def end(self, kind: UnitEventKind, error: str = "") -> None:
         """The unit's last word: ``done`` or ``failed``."""
@@ -231,18 +181,7 @@ class PublishedUnitRecord(UnitRecord):
 
 
 def settings_of(msg: UnitSettings, appworld_home: str | None = None) -> RunSettings:
-    return RunSettings(
-        model=msg.model,
-        judge_model=msg.judge_model,
-        api_base=msg.api_base,
-        session_timeout=msg.session_timeout,
-        ask_timeout=msg.ask_timeout,
-        max_turns=msg.max_turns,
-        max_tokens=msg.max_tokens,
-        apps=msg.apps,
-        shared_world=msg.shared_world,
-        appworld_home=appworld_home,
-    )
+    return RunSettings(**msg.model_dump(), appworld_home=appworld_home)
 
 
 class UnitService:

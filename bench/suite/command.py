@@ -7,14 +7,15 @@ import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench.progress import Progress
+from bench.rundir import DataRef, RunDirError, SuiteConfig, SuiteManifest, git_commit
 from bench.suite import factual, implicit
 from bench.suite.cells import Answerer
 from bench.suite.datasets import Suite, SuiteError, load_suite
 from bench.suite.report import write_report
-from bench.suite.runs import RunDir, RunDirError, git_commit, plan_cells, run_cells
+from bench.suite.runs import CellRunDir, plan_cells, run_cells
 from bench.suite.workers import BusWorkers, registry_for
 from messages.aura import CONDITIONS
 from world.aura import Backend
@@ -76,27 +77,27 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
         reader = reader_from_setting(getattr(args, "reader", None))
     except Exception as exc:  # noqa: BLE001 - an unknown or unavailable reader, in one line
         raise BenchUsageError(str(exc)) from None
-    config: dict[str, Any] = {
-        "intent_reader": reader.name,
-        "suite": args.suite,
-        "data": str(suite.source),
-        "bundled": suite.bundled,
-        "conditions": conditions,
-        "seeds": seeds,
-        "model": args.model,
-        "judge_model": args.judge_model,
-        "explore_max_steps": args.max_steps,
-    }
-    manifest = {
-        "config": config,
-        "git_commit": git_commit(ROOT),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "python": platform.python_version(),
-        "note": "offline backends are deterministic: every seed repeats the same answers"
+    config = SuiteConfig(
+        intent_reader=reader.name,
+        suite=args.suite,
+        data=DataRef.of(suite.source),
+        bundled=suite.bundled,
+        conditions=tuple(conditions),
+        seeds=tuple(seeds),
+        model=args.model,
+        judge_model=args.judge_model,
+        explore_max_steps=args.max_steps,
+    )
+    manifest = SuiteManifest(
+        config=config,
+        git_commit=git_commit(ROOT),
+        started=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        python=platform.python_version(),
+        note="offline backends are deterministic: every seed repeats the same answers"
         if not args.model
         else "seeds vary only what the model samples; the response cache makes reruns identical",
-    }
-    run = RunDir(out)
+    )
+    run = CellRunDir(out)
     try:
         run.create(manifest)
     except RunDirError as exc:
@@ -151,7 +152,7 @@ def _judge_gateway(args: argparse.Namespace) -> LLMGateway:
 def _run(  # noqa: PLR0917 - the run's parts, decided by run_aura
     args: argparse.Namespace,
     suite: Suite,
-    run: RunDir,
+    run: CellRunDir,
     out: Path,
     conditions: list[str],
     seeds: list[int],
@@ -213,7 +214,8 @@ def comparison_table(dirs: dict[str, Path]) -> str:
     from bench.suite.report import as_metrics_cell, latest_cells
 
     summaries = {
-        name: summarize_all(as_metrics_cell(r) for r in latest_cells(RunDir(d))) for name, d in dirs.items()
+        name: summarize_all(as_metrics_cell(r) for r in latest_cells(CellRunDir(d)))
+        for name, d in dirs.items()
     }
     conditions = sorted(dict.fromkeys(c for s in summaries.values() for c in s), key=condition_order)
     head = "| condition | " + " | ".join(f"{n} implicit | {n} probes/q | {n} viol. %" for n in dirs) + " |"

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.rundir import SuiteManifest
 from bench.suite.latency import latency_table
 from bench.suite.metrics import (
     CellRecord,
@@ -18,15 +19,16 @@ from bench.suite.metrics import (
     to_cell,
 )
 from bench.suite.plots import MatplotlibMissingError, pareto_plots, pareto_table
-from bench.suite.runs import RunDir
+from bench.suite.runs import CellRunDir
 from bench.suite.stats import mean
 
 
-def latest_cells(run: RunDir) -> list[dict[str, Any]]:
-    """The last record of every cell (a resumed run may have retried a failed one)."""
+def latest_cells(run: CellRunDir) -> list[dict[str, Any]]:
+    """The last record of every cell (a resumed run may have retried a failed one), as the lines
+    of its file (the tables read them by key)."""
     latest: dict[str, dict[str, Any]] = {}
     for record in run.cells():
-        latest[str(record["cell"])] = record
+        latest[record.cell] = record.line()
     return list(latest.values())
 
 
@@ -210,27 +212,24 @@ PAIRS = (("aura_intent", "react"), ("aura_intent", "literal"), ("aura_intent", "
 
 def write_report(run_dir: Path) -> str:
     """``report.md`` of a run (tables by its suite); returns its text."""
-    run = RunDir(run_dir)
+    run = CellRunDir(run_dir)
     if not run.manifest_path.exists():
         raise FileNotFoundError(f"{run_dir} is not a run directory (no {run.manifest_path.name})")
-    manifest = json.loads(run.manifest_path.read_text())
+    manifest = run.manifest(SuiteManifest)
     records = latest_cells(run)
     failed = sum(not r.get("ok") for r in records)
-    config = manifest.get("config", {})
-    suite = config.get("suite")
+    config = manifest.config
+    suite = config.suite
     head = [
         f"# {suite} ({len(records)} cells, {failed} failed)",
-        f"Backend: {config.get('model') or 'offline'}; "
-        f"judge: {config.get('judge_model') or 'deterministic'}; "
-        f"seeds {config.get('seeds')}; git {manifest.get('git_commit')}",
+        f"Backend: {config.model or 'offline'}; "
+        f"judge: {config.judge_model or 'deterministic'}; "
+        f"seeds {list(config.seeds)}; git {manifest.git_commit}",
     ]
     totals = run_totals(records)
     (run_dir / "totals.json").write_text(json.dumps(totals, indent=2, sort_keys=True) + "\n")
     # The manifest carries them too (cache hits, fallbacks): its config is what resume compares.
-    manifest["totals"] = totals
-    tmp = run.manifest_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    tmp.replace(run.manifest_path)
+    run.write_manifest(manifest.model_copy(update={"totals": totals}))
     head.append("Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in totals.items()))
     if suite == "factual":
         body = [

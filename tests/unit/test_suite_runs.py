@@ -14,10 +14,27 @@ from typing import Any
 
 import pytest
 
-from bench.suite.runs import CellKey, Progress, RunDir, RunDirError, plan_cells, run_cells
+from bench.progress import Progress
+from bench.rundir import DataRef, RunDirError, SuiteConfig, SuiteManifest
+from bench.suite.runs import CellKey, CellRunDir, plan_cells, run_cells
 from tests.conftest import ROOT, wait_until
 
 KEYS = plan_cells("implicit-v2", ["literal", "aura_intent"], [42, 123], ["101", "102", "103"])
+
+
+def manifest(suite: str = "implicit-v2", seeds: tuple[int, ...] = (42,)) -> SuiteManifest:
+    config = SuiteConfig(
+        intent_reader="cue",
+        suite=suite,
+        data=DataRef(path="/data/release.json", sha256="0" * 64),
+        bundled=False,
+        conditions=("literal", "aura_intent"),
+        seeds=seeds,
+        model=None,
+        judge_model=None,
+        explore_max_steps=3,
+    )
+    return SuiteManifest(config=config)
 
 
 def answer(key: CellKey) -> dict[str, Any]:
@@ -30,8 +47,8 @@ def test_cells_are_planned_query_major() -> None:
 
 
 def test_a_run_appends_every_cell_and_a_rerun_recomputes_nothing(tmp_path: Path) -> None:
-    run = RunDir(tmp_path / "run")
-    run.create({"config": {"suite": "implicit-v2"}})
+    run = CellRunDir(tmp_path / "run")
+    run.create(manifest())
     ran, skipped = run_cells(run, KEYS, answer, workers=3)
     assert (ran, skipped) == (12, 0)
     lines = run.cells_path.read_text().splitlines()
@@ -45,13 +62,14 @@ def test_a_run_appends_every_cell_and_a_rerun_recomputes_nothing(tmp_path: Path)
         return answer(key)
 
     out = io.StringIO()
-    assert run_cells(run, KEYS, counted, workers=3, progress=Progress(len(KEYS), stream=out)) == (0, 12)
-    assert calls == [] and "cells 12/12 (resumed 12, failed 0)" in out.getvalue()
+    progress = Progress(len(KEYS), desc="cells", unit="cell", stream=out)
+    assert run_cells(run, KEYS, counted, workers=3, progress=progress) == (0, 12)
+    assert calls == [] and "cells: 12/12 (100%)" in out.getvalue()
 
 
 def test_a_failed_cell_is_recorded_and_retried_on_resume(tmp_path: Path) -> None:
-    run = RunDir(tmp_path)
-    run.create({"config": {}})
+    run = CellRunDir(tmp_path)
+    run.create(manifest())
 
     def flaky(key: CellKey) -> dict[str, Any]:
         if key.query_id == "102":
@@ -59,15 +77,15 @@ def test_a_failed_cell_is_recorded_and_retried_on_resume(tmp_path: Path) -> None
         return answer(key)
 
     assert run_cells(run, KEYS, flaky, workers=2) == (12, 0)
-    failed = [c for c in run.cells() if not c["ok"]]
-    assert len(failed) == 4 and all("TimeoutError: model did not answer" in c["error"] for c in failed)
+    failed = [c for c in run.cells() if not c.ok]
+    assert len(failed) == 4 and all("TimeoutError: model did not answer" in str(c.error) for c in failed)
     assert run_cells(run, KEYS, answer, workers=2) == (4, 8)  # only the failed ones again
     assert len(run.done()) == 12
 
 
 def test_a_line_cut_short_by_a_kill_is_ignored_and_repaired(tmp_path: Path) -> None:
-    run = RunDir(tmp_path)
-    run.create({"config": {}})
+    run = CellRunDir(tmp_path)
+    run.create(manifest())
     run_cells(run, KEYS[:3], answer)
     with run.cells_path.open("a") as f:
         f.write('{"cell": "implicit-v2/literal/42/1')  # the process died mid-line
@@ -82,14 +100,15 @@ def test_resuming_a_killed_run_recomputes_nothing_finished(tmp_path: Path) -> No
     script = f"""
 import threading
 from pathlib import Path
-from bench.suite.runs import RunDir, plan_cells, run_cells
+from bench.suite.runs import CellRunDir, plan_cells, run_cells
+from tests.unit.test_suite_runs import manifest
 keys = plan_cells("factual", ["literal"], [1], [str(i) for i in range(200)])
-run = RunDir(Path({str(tmp_path)!r}))
-run.create({{"config": {{"suite": "factual"}}}})
+run = CellRunDir(Path({str(tmp_path)!r}))
+run.create(manifest("factual"))
 run_cells(run, keys, lambda k: threading.Event().wait(0.02) or {{"answer": k.query_id}}, workers=2)
 """
     child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
-    run = RunDir(tmp_path)
+    run = CellRunDir(tmp_path)
     try:
         wait_until(lambda: len(run.done()) >= 20, timeout=60, what="the child to finish some cells")
     finally:
@@ -105,7 +124,7 @@ run_cells(run, keys, lambda k: threading.Event().wait(0.02) or {{"answer": k.que
             again.append(key.id)
         return {"answer": key.query_id}
 
-    run.create({"config": {"suite": "factual"}})
+    run.create(manifest("factual"))
     ran, skipped = run_cells(run, keys, counted, workers=4)
     assert skipped == len(finished) and ran == 200 - len(finished)
     assert not set(again) & finished  # nothing finished was computed again
@@ -113,8 +132,16 @@ run_cells(run, keys, lambda k: threading.Event().wait(0.02) or {{"answer": k.que
 
 
 def test_a_different_configuration_cannot_resume_a_run(tmp_path: Path) -> None:
-    run = RunDir(tmp_path)
-    run.create({"config": {"suite": "implicit-v2", "seeds": [42]}})
-    run.create({"config": {"suite": "implicit-v2", "seeds": [42]}})  # the same: fine
-    with pytest.raises(RunDirError, match="another configuration"):
-        run.create({"config": {"suite": "implicit-v2", "seeds": [1]}})
+    run = CellRunDir(tmp_path)
+    run.create(manifest(seeds=(42,)))
+    run.create(manifest(seeds=(42,)))  # the same: fine
+    with pytest.raises(RunDirError, match=r"another configuration \(seeds: \[42\] -> \[1\]\)"):
+        run.create(manifest(seeds=(1,)))
+
+
+def test_a_record_that_is_not_a_cell_is_a_failed_cell(tmp_path: Path) -> None:
+    run = CellRunDir(tmp_path)
+    run.create(manifest())
+    assert run_cells(run, KEYS[:1], lambda key: {"probes": "many"}) == (1, 0)
+    [cell] = run.cells()
+    assert not cell.ok and "probes" in str(cell.error) and cell.cell == KEYS[0].id

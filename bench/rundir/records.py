@@ -1,0 +1,295 @@
+"""The records of a run directory, typed and versioned (as inspect_ai types its logs).
+
+Each record is a frozen pydantic model with a ``version``; a line or manifest written before
+records carried one reads as version 1 (the same fields). ``Record.read`` validates what a file
+holds; ``Record.line`` is what is written: the fields the writer set (so a line keeps the shape it
+always had, a key absent rather than null), its version and its kind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Generic, Literal, Self, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+
+from messages.aura import ProbeStep, UsageSummary
+from messages.episodes import SessionEnded, SessionGrade
+
+RECORD_VERSION = 2
+"""Version 2 added the ``version`` field and typed data references in configurations."""
+UNVERSIONED = 1
+"""What a record without a ``version`` is."""
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = RECORD_VERSION
+    written_always: ClassVar[frozenset[str]] = frozenset({"version"})
+    """Fields a line carries even when the writer left them at their default."""
+
+    @field_validator("version")
+    @classmethod
+    def _known(cls, version: int) -> int:
+        if not UNVERSIONED <= version <= RECORD_VERSION:
+            raise ValueError(
+                f"record version {version}; this release reads versions {UNVERSIONED} to {RECORD_VERSION}"
+            )
+        return version
+
+    @classmethod
+    def read(cls, data: Mapping[str, Any]) -> Self:
+        return cls.model_validate({"version": UNVERSIONED, **data})
+
+    def line(self) -> dict[str, Any]:
+        dumped = self.model_dump(mode="json")
+        return {k: v for k, v in dumped.items() if k in self.model_fields_set or k in self.written_always}
+
+
+# ---------------------------------------------------------------- what a run was asked for
+
+
+def fingerprint(path: Path) -> str | None:
+    """sha256 of a file, or of a directory's files (their relative paths and contents; caches and
+    hidden files left out); None when ``path`` does not exist."""
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    if not path.is_dir():
+        return None
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = file.relative_to(path)
+        if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+            continue
+        digest.update(rel.as_posix().encode("utf-8") + b"\0")
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+class DataRef(BaseModel):
+    """A data file or directory a run reads: where it is (resolved) and what it holds (sha256)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    sha256: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_plain_path(cls, data: Any) -> Any:
+        return {"path": data} if isinstance(data, str) else data  # a version-1 config
+
+    @classmethod
+    def of(cls, path: Path) -> DataRef:
+        resolved = path.expanduser().resolve()
+        return cls(path=str(resolved), sha256=fingerprint(resolved))
+
+    def same_as(self, other: DataRef) -> bool:
+        """The same data: the same content when both were fingerprinted, else the same place (a
+        relative version-1 path is taken from the current directory)."""
+        if self.sha256 is not None and other.sha256 is not None:
+            return self.sha256 == other.sha256
+        return Path(self.path).expanduser().resolve() == Path(other.path).expanduser().resolve()
+
+    def __str__(self) -> str:
+        return self.path if self.sha256 is None else f"{self.path} (sha256 {self.sha256[:12]})"
+
+
+class RunConfig(BaseModel):
+    """What a run computes; resuming a run needs the same (``config_differences``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SuiteConfig(RunConfig):
+    """``auratown bench aura``."""
+
+    intent_reader: str
+    suite: str
+    data: DataRef
+    bundled: bool
+    conditions: tuple[str, ...]
+    seeds: tuple[int, ...]
+    model: str | None
+    judge_model: str | None
+    explore_max_steps: int
+
+
+class EpisodeConfig(RunConfig):
+    """``auratown bench episodes``."""
+
+    tasks: tuple[DataRef, ...]
+    episodes: tuple[str, ...]
+    assistants: str
+    runs: int
+    ablation: bool
+    model: str | None
+    judge_model: str | None
+    max_turns: int | None
+    max_tokens: int | None
+    apps: str = "builtin"
+    shared_world: bool = False
+
+
+ConfigT = TypeVar("ConfigT", bound=RunConfig)
+
+
+class Manifest(Record, Generic[ConfigT]):
+    """``manifest.json``: what was asked for and by which code."""
+
+    config: ConfigT
+    git_commit: str | None = None
+    python: str = ""
+    started: str = ""
+
+
+class SuiteManifest(Manifest[SuiteConfig]):
+    note: str = ""
+    totals: dict[str, int | float] | None = None
+    """Written by the report: cells, failures, cache hits, fallbacks."""
+
+
+class UnitInfo(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    episode: str
+    assistant: str
+    run: int
+    only: str | None = None
+
+
+class EpisodeManifest(Manifest[EpisodeConfig]):
+    benchmark: str = "pi-bench episodes"
+    namespace: str
+    units: tuple[str, ...] = ()
+    unit_sessions: dict[str, int] = {}
+    unit_info: dict[str, UnitInfo] = {}
+    seconds_last_invocation: float | None = None
+
+
+def _same(stored: Any, given: Any) -> bool:
+    if isinstance(stored, DataRef) and isinstance(given, DataRef):
+        return stored.same_as(given)
+    if isinstance(stored, tuple) and isinstance(given, tuple):
+        return len(stored) == len(given) and all(_same(a, b) for a, b in zip(stored, given, strict=True))
+    return bool(stored == given)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return str(value) if isinstance(value, DataRef) else repr(value)
+
+
+def config_differences(stored: RunConfig, given: RunConfig) -> list[str]:
+    """Each field that differs, as ``field: stored -> given`` (data compared by what it is)."""
+    if type(stored) is not type(given):
+        return [f"kind: {type(stored).__name__} -> {type(given).__name__}"]
+    out = []
+    for name in type(given).model_fields:
+        old, new = getattr(stored, name), getattr(given, name)
+        if not _same(old, new):
+            out.append(f"{name}: {_shown(old)} -> {_shown(new)}")
+    return out
+
+
+# ---------------------------------------------------------------- the suite's cells
+
+
+class CellResult(Record):
+    """A line of ``cells.jsonl``: one (suite, condition, seed, query) answered, judged and timed,
+    or failed with its error. The answer's fields are absent from a failed cell."""
+
+    cell: str
+    suite: str
+    condition: str
+    seed: int
+    query_id: str
+    ok: bool
+    error: str | None = None
+    # what the condition did
+    query: str | None = None
+    answer: str | None = None
+    alerts: tuple[str, ...] = ()
+    gap: float | None = None
+    budget: int | None = None
+    probes: int | None = None
+    tools_called: tuple[str, ...] = ()
+    forbidden_violations: tuple[str, ...] = ()
+    gold_tools_hit: tuple[str, ...] = ()
+    disclosure: float | None = None
+    latency: float | None = None
+    backend: str | None = None
+    usage: UsageSummary | None = None
+    fallbacks: tuple[str, ...] = ()
+    diagnostics: tuple[str, ...] = ()
+    trace: tuple[ProbeStep, ...] = ()
+    # how it was judged
+    scores: dict[str, float | None] = {}
+    judge_failure: str | None = None
+    judge_rationale: str | None = None
+    correct: int | None = None
+    contradicted: int | None = None
+    unverifiable: int | None = None
+    claims: tuple[dict[str, str], ...] = ()
+    # the implicit suites' scene
+    scene: str | None = None
+    subcategory: str | None = None
+    # the factual suites' scene
+    category: str | None = None
+    asker: str | None = None
+    tick: int | None = None
+    scene_time: str | None = None
+    snapshot: str | None = None
+    gold: dict[str, str] = {}
+
+
+# ---------------------------------------------------------------- the episodes' units
+
+
+class _UnitLineBase(Record):
+    written_always: ClassVar[frozenset[str]] = frozenset({"version", "event"})
+    """A line says what it is: readers tell the lines apart by ``event``."""
+
+
+class SessionStartedLine(_UnitLineBase):
+    """A session of the unit began (a resume restores it from its snapshot)."""
+
+    event: Literal["started"] = "started"
+    task_id: str
+
+
+class UnitResetLine(_UnitLineBase):
+    """The unit starts over: every line before this one no longer counts."""
+
+    event: Literal["reset"] = "reset"
+
+
+class SessionFinishedLine(_UnitLineBase):
+    """A session ended and was graded."""
+
+    event: Literal["finished"] = "finished"
+    task_id: str
+    depends_on: tuple[str, ...] = ()
+    task_type: str
+    clock: float
+    session: SessionEnded
+    grade: SessionGrade
+    reflection: dict[str, Any] | None = None
+    """The built-in assistant's end-of-session reflection (its usage and fallbacks, already in the
+    session's ``assistant_usage``), or why it is missing."""
+    backend_reruns: int = 0
+    """Times the app backend (AppWorld's process) died during the session."""
+
+
+UnitLine = Annotated[SessionStartedLine | UnitResetLine | SessionFinishedLine, Field(discriminator="event")]
+"""A line of ``units/KEY.jsonl``."""
+
+_UNIT_LINE: TypeAdapter[UnitLine] = TypeAdapter(UnitLine)
+
+
+def read_unit_line(data: Mapping[str, Any]) -> UnitLine:
+    return _UNIT_LINE.validate_python({"version": UNVERSIONED, **data})
