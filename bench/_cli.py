@@ -8,9 +8,9 @@ import dataclasses
 import json
 import signal
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from actors.logging import configure_logging
 from bench._harness import exit_on_sigterm
@@ -22,34 +22,43 @@ T = TypeVar("T")
 P = TypeVar("P", bound="DataclassInstance")
 
 
+RESULTS = Path(__file__).resolve().parent / "results"
+"""Where each benchmark writes its JSON results by default (``<name>.json``)."""
+
+
+class Scale(NamedTuple):
+    """A size of a benchmark run (messages, ticks, passes...): by default, and under ``--quick``."""
+
+    default: Any
+    quick: Any
+
+
 class BenchParser:
     """The command line of a performance benchmark: its description is the module docstring's first
     paragraph; sizes whose default depends on ``--quick``; then ``--out`` (the JSON results file)
     and ``--quick`` (a smoke run)."""
 
-    def __init__(self, module: str, doc: str | None, *, out: Path, quick: str) -> None:
+    def __init__(self, module: str, doc: str | None, *, quick: str) -> None:
         self.parser = argparse.ArgumentParser(
             prog=f"python -m {module}", description=(doc or "").split("\n\n")[0]
         )
-        self.out = out
+        self.out = RESULTS / f"{module.rsplit('.', 1)[-1]}.json"
         self.quick = quick
-        self._sized: dict[str, tuple[Any, Any]] = {}
+        self._sized: dict[str, Scale] = {}
 
     def sized(
         self,
         flag: str,
         help: str,
+        scale: Scale,
         *,
-        default: Any,
-        quick: Any,
         type: Callable[[str], Any] = int,
         show: Callable[[Any], str] = str,
     ) -> None:
-        """An option that, when not given, takes ``quick`` under ``--quick`` and ``default`` otherwise."""
-        action = self.parser.add_argument(
-            flag, type=type, default=None, help=f"{help} (default {show(default)}, quick {show(quick)})"
-        )
-        self._sized[action.dest] = (default, quick)
+        """An option that, when not given, takes the scale's size (``--quick``'s under ``--quick``)."""
+        shown = f"default {show(scale.default)}, quick {show(scale.quick)}"
+        action = self.parser.add_argument(flag, type=type, default=None, help=f"{help} ({shown})")
+        self._sized[action.dest] = scale
 
     def parse(self, argv: Sequence[str] | None) -> argparse.Namespace:
         self.parser.add_argument(
@@ -57,9 +66,9 @@ class BenchParser:
         )
         self.parser.add_argument("--quick", action="store_true", help=self.quick)
         args = self.parser.parse_args(argv)
-        for dest, (default, quick) in self._sized.items():
+        for dest, scale in self._sized.items():
             if getattr(args, dest) is None:
-                setattr(args, dest, quick if args.quick else default)
+                setattr(args, dest, scale.quick if args.quick else scale.default)
         return args
 
     def error(self, message: str) -> None:
@@ -90,6 +99,12 @@ def num(value: float | None, fmt: str) -> str:
 def row(cells: Sequence[str], columns: Sequence[tuple[str, int]]) -> str:
     """A table row; a negative column width means left-aligned."""
     return " | ".join(c.ljust(-w) if w < 0 else c.rjust(w) for c, (_, w) in zip(cells, columns, strict=True))
+
+
+def table(columns: Sequence[tuple[str, int]], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A table's lines: its headings, a rule, then a line per row."""
+    head = row([name for name, _ in columns], columns)
+    return [head, "-" * len(head), *(row(cells, columns) for cells in rows)]
 
 
 def verdict(passed: bool | None) -> str:

@@ -87,7 +87,7 @@ from actors.bus.local_server import LocalRedisServer
 from actors.llm import load_litellm
 from actors.runtime import Host, HostConfig
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
-from bench._cli import BenchParser, begin, finish, num, params_from, row, verdict
+from bench._cli import BenchParser, Scale, begin, finish, num, params_from, table, verdict
 from bench._harness import BenchError, Children, child_result, child_run, machine_info, wait_for_stop
 from bench.progress import Progress
 from bench.suite.datasets import AURA_RELEASE, Suite, SuiteFileError, load_suite
@@ -119,7 +119,6 @@ from world.probes import scene_from_town as build_town_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = AURA_RELEASE
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "aura.json"
 
 SETS = ("implicit_v2", "factual")
 CONDITIONS_TIMED: tuple[str, ...] = tuple(c for c in CONDITIONS if c not in DIAGNOSTIC_CONDITIONS)
@@ -131,11 +130,10 @@ TOWN_SEED = 42
 TOWN_TICKS = 12
 """Ticks the live town runs first (0..11): its scene is then 11:30 on day 0, a morning of memories."""
 
-DEFAULT_REPEATS = 3
-QUICK_REPEATS = 1
-DEFAULT_BUS_REPEATS = 2
-QUICK_BUS_REPEATS = 1
-QUICK_QUERIES = 10
+REPEATS = Scale(3, quick=1)
+BUS_REPEATS = Scale(2, quick=1)
+QUERIES = Scale(None, quick=10)
+"""Of each set: None, all."""
 WARMUP_QUERIES = 3
 """Queries of each set answered untimed under every condition before timing (embedded and bus)."""
 
@@ -838,31 +836,26 @@ def _ms(summary: Mapping[str, float | int | None], key: str) -> str:
     return num(None if value is None else float(value), ".2f")
 
 
+def _latency_cells(t: Timing, b: Timing | None) -> list[str]:
+    """A condition's times embedded (``t``) and over the bus (``b``, if it ran there)."""
+    emb, bus_all = t.summary(), (b.summary() if b is not None else {})
+    probes = num(statistics.fmean(t.probes) if t.probes else None, ".2f")
+    return [
+        t.condition,
+        *(_ms(emb, stat) for stat in ("median", "p90", "mean")),
+        *(_ms(t.summary(s), "median") for s in SETS),
+        probes,
+        *(_ms(bus_all, stat) for stat in ("median", "p90", "mean")),
+        *(_ms(b.summary(s) if b else {}, "median") for s in SETS),
+    ]
+
+
 def format_latency(report: Report) -> str:
-    head = row([n for n, _ in LATENCY_COLUMNS], LATENCY_COLUMNS)
-    lines = [head, "-" * len(head)]
-    for t in report.embedded:
-        b = report.bus.find(t.condition) if report.bus is not None else None
-        emb, bus_all = t.summary(), (b.summary() if b is not None else {})
-        lines.append(
-            row(
-                [
-                    t.condition,
-                    _ms(emb, "median"),
-                    _ms(emb, "p90"),
-                    _ms(emb, "mean"),
-                    _ms(t.summary("implicit_v2"), "median"),
-                    _ms(t.summary("factual"), "median"),
-                    num(statistics.fmean(t.probes) if t.probes else None, ".2f"),
-                    _ms(bus_all, "median"),
-                    _ms(bus_all, "p90"),
-                    _ms(bus_all, "mean"),
-                    _ms(b.summary("implicit_v2") if b else {}, "median"),
-                    _ms(b.summary("factual") if b else {}, "median"),
-                ],
-                LATENCY_COLUMNS,
-            )
-        )
+    bus = report.bus
+    lines = table(
+        LATENCY_COLUMNS,
+        (_latency_cells(t, bus.find(t.condition) if bus is not None else None) for t in report.embedded),
+    )
     w, p = report.workload, report.params
     n = len(w.queries)
     lines.append(
@@ -884,27 +877,19 @@ def _mean_num(values: Iterable[float]) -> float | None:
     return statistics.fmean(vals) if vals else None
 
 
+def _token_cells(t: TokenRow) -> list[str]:
+    stages = ("intent", "planning", "plan_all", "answer", "critique")
+    return [
+        t.condition,
+        num(_mean_num(t.calls), ".2f"),
+        *(num(t.mean(which), ".0f") for which in (None, *SETS)),
+        num(_mean_num(t.largest), ".0f"),
+        *(num(t.stage_mean(s), ".0f") if t.by_stage.get(s) else "-" for s in stages),
+    ]
+
+
 def format_tokens(report: Report) -> str:
-    head = row([n for n, _ in TOKEN_COLUMNS], TOKEN_COLUMNS)
-    lines = [head, "-" * len(head)]
-    for t in report.tokens:
-        lines.append(
-            row(
-                [
-                    t.condition,
-                    num(_mean_num(t.calls), ".2f"),
-                    num(t.mean(), ".0f"),
-                    num(t.mean("implicit_v2"), ".0f"),
-                    num(t.mean("factual"), ".0f"),
-                    num(_mean_num(t.largest), ".0f"),
-                    *(
-                        num(t.stage_mean(s), ".0f") if t.by_stage.get(s) else "-"
-                        for s in ("intent", "planning", "plan_all", "answer", "critique")
-                    ),
-                ],
-                TOKEN_COLUMNS,
-            )
-        )
+    lines = table(TOKEN_COLUMNS, (_token_cells(t) for t in report.tokens))
     lines.append(
         f"prompt tokens per query ({TOKEN_MODEL}; {report.token_method}); tokens/q: all of a query's model "
         "calls summed; largest: its largest single prompt; stage columns: tokens per query in that stage"
@@ -1024,18 +1009,12 @@ def _conditions(text: str) -> list[str]:
 
 
 def parse_args(argv: list[str] | None) -> Params:
-    cli = BenchParser(
-        "bench.aura", __doc__, out=DEFAULT_OUT, quick="10 queries per set, one pass: a smoke run"
-    )
+    cli = BenchParser("bench.aura", __doc__, quick="10 queries per set, one pass: a smoke run")
     cli.sized(
-        "--queries",
-        "first N queries of each set",
-        default=None,
-        quick=QUICK_QUERIES,
-        show=lambda n: "all" if n is None else str(n),
+        "--queries", "first N queries of each set", QUERIES, show=lambda n: "all" if n is None else str(n)
     )
-    cli.sized("--repeats", "embedded passes", default=DEFAULT_REPEATS, quick=QUICK_REPEATS)
-    cli.sized("--bus-repeats", "passes over the bus", default=DEFAULT_BUS_REPEATS, quick=QUICK_BUS_REPEATS)
+    cli.sized("--repeats", "embedded passes", REPEATS)
+    cli.sized("--bus-repeats", "passes over the bus", BUS_REPEATS)
     p = cli.parser
     p.add_argument(
         "--conditions",

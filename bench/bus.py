@@ -61,17 +61,13 @@ from actors.ids import new_id, new_process_id
 from actors.logging import configure_logging
 from actors.roles import EchoActor as Echo
 from actors.runtime import Actor, Context, Host, on
-from bench._cli import BenchParser, begin, finish, num, params_from, row, step, verdict
+from bench._cli import BenchParser, Scale, begin, finish, num, params_from, step, table, verdict
 from bench._harness import BenchError, Children, machine_info
 from messages import Envelope, Message, Ping, Pong, decode, encode
 
-DEFAULT_MESSAGES = 20_000
-DEFAULT_ASKS = 2_000
-DEFAULT_WARMUP = 100
-QUICK_MESSAGES = 2_000
-QUICK_ASKS = 200
-QUICK_WARMUP = 20
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "bus.json"
+MESSAGES = Scale(20_000, quick=2_000)
+ASKS = Scale(2_000, quick=200)
+WARMUP = Scale(100, quick=20)
 
 THROUGHPUT_TARGET = 0.5
 """redis msgs/s divided by raw (ack per message) msgs/s must be at least this."""
@@ -712,27 +708,15 @@ COLUMNS = (
 def format_table(report: Report) -> str:
     """One row per transport; the ratios are against raw redis-py with an XACK per message."""
     raw_tput, raw_p50 = report.throughput["raw"].msgs_per_s, report.latency["raw"].p50
-    head = row([name for name, _ in COLUMNS], COLUMNS)
-    lines = [head, "-" * len(head)]
-    for key, label in ROW_LABELS.items():
-        tput = report.throughput.get(key)
-        lat = report.latency.get(key)
-        rate = tput.msgs_per_s if tput else None
-        p50 = lat.p50 if lat else None
-        lines.append(
-            row(
-                [
-                    label,
-                    num(rate, ",.0f"),
-                    num(tput.consumer_cpu_us_per_msg if tput else None, ",.0f"),
-                    num(p50, ",.1f"),
-                    num(lat.p99 if lat else None, ",.1f"),
-                    _ratio(rate, raw_tput),
-                    _ratio(p50, raw_p50),
-                ],
-                COLUMNS,
-            )
-        )
+
+    def cells(key: str, label: str) -> list[str]:
+        tput, lat = report.throughput.get(key), report.latency.get(key)
+        rate, p50 = (tput.msgs_per_s if tput else None), (lat.p50 if lat else None)
+        cpu, p99 = (tput.consumer_cpu_us_per_msg if tput else None), (lat.p99 if lat else None)
+        ratios = [_ratio(rate, raw_tput), _ratio(p50, raw_p50)]
+        return [label, num(rate, ",.0f"), num(cpu, ",.0f"), num(p50, ",.1f"), num(p99, ",.1f"), *ratios]
+
+    lines = table(COLUMNS, (cells(key, label) for key, label in ROW_LABELS.items()))
     lines.append(
         "cpu us/msg: CPU time of the consumer process (all its threads) per message; "
         "memory runs in one process, so none is given"
@@ -757,10 +741,10 @@ def format_checks(report: Report) -> str:
 
 
 def parse_args(argv: list[str] | None) -> Params:
-    cli = BenchParser("bench.bus", __doc__, out=DEFAULT_OUT, quick="small sizes for a smoke run")
-    cli.sized("--messages", "messages per throughput run", default=DEFAULT_MESSAGES, quick=QUICK_MESSAGES)
-    cli.sized("--asks", "timed asks per latency run", default=DEFAULT_ASKS, quick=QUICK_ASKS)
-    cli.sized("--warmup", "untimed asks first", default=DEFAULT_WARMUP, quick=QUICK_WARMUP)
+    cli = BenchParser("bench.bus", __doc__, quick="small sizes for a smoke run")
+    cli.sized("--messages", "messages per throughput run", MESSAGES)
+    cli.sized("--asks", "timed asks per latency run", ASKS)
+    cli.sized("--warmup", "untimed asks first", WARMUP)
     a = cli.parse(argv)
     if a.messages < 1 or a.asks < 1 or a.warmup < 0:
         cli.error("--messages and --asks must be positive, --warmup not negative")

@@ -74,27 +74,17 @@ from actors.bus import Bus
 from actors.bus._redis import RedisTransport
 from actors.bus.local_server import LocalRedisServer
 from actors.runtime import Host, HostConfig, freeze_heap
-from actors.town import (
-    TICKS_TOPIC,
-    TownClient,
-    TownConfig,
-    TownRequestError,
-    embedded_town,
-    ensure_config,
-    spawn_town,
-)
-from bench._cli import BenchParser, begin, finish, num, params_from, row, step, verdict
+from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
+from actors.town.world import TICKS_TOPIC
+from bench._cli import BenchParser, Scale, begin, finish, num, params_from, step, table, verdict
 from bench._harness import BenchError, Children, child_result, child_run, machine_info, wait_for_stop
 from messages.town import TickCompleted
 from world import Town, TownDefinition, generate_town
 
-SIZES = (5, 50, 200, 500, 2000)
-QUICK_SIZES = (5, 50, 200)
-DEFAULT_TICKS = 15
-QUICK_TICKS = 5
+SIZES = Scale([5, 50, 200, 500, 2000], quick=[5, 50, 200])
+TICKS = Scale(15, quick=5)
 DEFAULT_WARMUP = 2
 DEFAULT_MAX_CONNECTIONS = 0
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "town.json"
 
 EMBEDDED_AGENTS = 5
 """This size runs the real AURATown (``embedded_town()``); every other size a generated town."""
@@ -513,30 +503,26 @@ COLUMNS = (
 """Table headings and widths (negative: left-aligned)."""
 
 
+def _cells(r: Run) -> list[str]:
+    return [
+        r.mode,
+        str(r.agents),
+        str(r.locations) if r.locations else "-",
+        num(r.actors, "d"),
+        str(r.ticks),
+        num(r.s_per_tick, ".4f") if r.ok else "error",
+        num(r.ticks_per_s, ".2f"),
+        num(r.max_tick_s, ".3f"),
+        num(r.per_tick(r.host_cpu_s), ".4f"),
+        num(r.per_tick(r.redis_cpu_s), ".4f"),
+        num(r.redis_clients, "d"),
+        num(r.missed, "d"),
+        num(r.peak_rss_mb, ".1f"),
+    ]
+
+
 def format_table(report: Report) -> str:
-    head = row([name for name, _ in COLUMNS], COLUMNS)
-    lines = [head, "-" * len(head)]
-    for r in report.runs:
-        lines.append(
-            row(
-                [
-                    r.mode,
-                    str(r.agents),
-                    str(r.locations) if r.locations else "-",
-                    num(r.actors, "d"),
-                    str(r.ticks),
-                    num(r.s_per_tick, ".4f") if r.ok else "error",
-                    num(r.ticks_per_s, ".2f"),
-                    num(r.max_tick_s, ".3f"),
-                    num(r.per_tick(r.host_cpu_s), ".4f"),
-                    num(r.per_tick(r.redis_cpu_s), ".4f"),
-                    num(r.redis_clients, "d"),
-                    num(r.missed, "d"),
-                    num(r.peak_rss_mb, ".1f"),
-                ],
-                COLUMNS,
-            )
-        )
+    lines = table(COLUMNS, (_cells(r) for r in report.runs))
     lines.append(
         f"ticks {report.params.warmup}..{report.params.warmup + report.params.ticks - 1} timed after "
         f"{report.params.warmup} warm-up tick(s); cpu/tick: CPU seconds per tick of the process running "
@@ -603,13 +589,9 @@ def _sizes(text: str) -> list[int]:
 
 
 def parse_args(argv: list[str] | None) -> Params:
-    cli = BenchParser(
-        "bench.town", __doc__, out=DEFAULT_OUT, quick="small sizes and few ticks for a smoke run"
-    )
-    cli.sized(
-        "--sizes", "agent counts", default=list(SIZES), quick=list(QUICK_SIZES), type=_sizes, show=_show_sizes
-    )
-    cli.sized("--ticks", "timed ticks per run", default=DEFAULT_TICKS, quick=QUICK_TICKS)
+    cli = BenchParser("bench.town", __doc__, quick="small sizes and few ticks for a smoke run")
+    cli.sized("--sizes", "agent counts", SIZES, type=_sizes, show=_show_sizes)
+    cli.sized("--ticks", "timed ticks per run", TICKS)
     p = cli.parser
     p.add_argument(
         "--warmup", type=int, default=DEFAULT_WARMUP, help="untimed ticks first (default %(default)s)"
