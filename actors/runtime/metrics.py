@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 from wsgiref.simple_server import WSGIServer
 
@@ -110,12 +110,18 @@ class _Collector(ABC):
 
 
 class BusCollector(_Collector):
-    """What the bus counted (traffic, events, dead letters) and the backlog in Redis: the
-    dead-letter stream's length and, for each stream ``subscriptions`` reads, its length and the
-    entries delivered and not yet acknowledged."""
+    """What the buses counted (traffic, events, dead letters: summed, for a process whose lanes
+    have a bus each) and the backlog in Redis, read through the first: the dead-letter stream's
+    length and, for each stream ``subscriptions`` reads, its length and the entries delivered and
+    not yet acknowledged."""
 
-    def __init__(self, bus: Bus, subscriptions: Callable[[], Iterable[Subscription]] = tuple) -> None:
-        self.bus = bus
+    def __init__(
+        self, buses: Sequence[Bus], subscriptions: Callable[[], Iterable[Subscription]] = tuple
+    ) -> None:
+        if not buses:
+            raise ValueError("BusCollector needs a bus")
+        self.buses = buses
+        self.bus = buses[0]
         self.subscriptions = subscriptions
 
     def families(self) -> dict[str, Family]:
@@ -157,7 +163,12 @@ class BusCollector(_Collector):
 
     def fill(self, families: dict[str, Family]) -> None:
         bus = self.bus
-        events, traffic, reasons = bus.counters()
+        events, traffic, reasons = Counter[str](), Counter[tuple[str, str]](), Counter[str]()
+        for each in self.buses:
+            counted = each.counters()
+            events.update(counted[0])  # update, not +=: a count of 0 stays
+            traffic.update(counted[1])
+            reasons.update(counted[2])
         by_label: Counter[tuple[str, str]] = Counter()
         for (direction, stream), n in traffic.items():
             by_label[(direction, stream_label(bus, stream))] += n
@@ -196,10 +207,11 @@ class BusCollector(_Collector):
 
 
 class HostCollector(_Collector):
-    """The host's name, start time, entries in hand and actors alive or down."""
+    """The hosts' names, the earliest start, and their entries in hand and actors alive or down,
+    summed (a process's lanes)."""
 
-    def __init__(self, host: Host) -> None:
-        self.host = host
+    def __init__(self, hosts: Sequence[Host]) -> None:
+        self.hosts = hosts
 
     def families(self) -> dict[str, Family]:
         return {
@@ -220,14 +232,15 @@ class HostCollector(_Collector):
         }
 
     def fill(self, families: dict[str, Family]) -> None:
-        host = self.host
-        families["info"].add_metric([host.name, host.bus.namespace, host.bus.process_id], 1)
-        families["start"].add_metric([], host.started_at)
-        families["in_flight"].add_metric([], host.in_flight())
-        addresses = host.addresses
-        alive = sum(host.alive(a) for a in addresses)
+        hosts = self.hosts
+        for host in hosts:
+            families["info"].add_metric([host.name, host.bus.namespace, host.bus.process_id], 1)
+        families["start"].add_metric([], min(host.started_at for host in hosts))
+        families["in_flight"].add_metric([], sum(host.in_flight() for host in hosts))
+        bound = [(host, a) for host in hosts for a in host.addresses]
+        alive = sum(host.alive(a) for host, a in bound)
         families["actors"].add_metric(["alive"], alive)
-        families["actors"].add_metric(["down"], len(addresses) - alive)
+        families["actors"].add_metric(["down"], len(bound) - alive)
 
 
 _LLM_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -279,23 +292,29 @@ class UsageCollector(_Collector):
 
 
 def metrics_registry(
-    host: Host | None, bus: Bus | None = None, ledgers: Ledgers | Iterable[UsageLedger] | None = None
+    host: Host | Sequence[Host] | None,
+    bus: Bus | None = None,
+    ledgers: Ledgers | Iterable[UsageLedger] | None = None,
 ) -> CollectorRegistry:
     """The metrics of ``host`` (its bus by default) and of the usage ledgers, in a registry of their own.
 
-    ``ledgers``: by name, a function returning them by name (read at each scrape: gateways made
-    later are included), or a plain sequence (named "0", "1", ...). Without a host (a client
-    process), only the bus's counters, the dead-letter count and the ledgers are collected.
+    ``host``: one host, or a process's lanes (hosts on one namespace, a bus each, sharing one
+    ``HandlerLatency``: a worker's), whose counts are summed. ``ledgers``: by name, a function
+    returning them by name (read at each scrape: gateways made later are included), or a plain
+    sequence (named "0", "1", ...). Without a host (a client process), only the bus's counters,
+    the dead-letter count and the ledgers are collected.
     """
-    if bus is None:
-        if host is None:
-            raise ValueError("metrics_registry needs a host or a bus")
-        bus = host.bus
+    hosts: list[Host] = [] if host is None else list(host) if isinstance(host, Sequence) else [host]
+    buses = list({id(b): b for b in ([bus] if bus is not None else []) + [h.bus for h in hosts]}.values())
+    if not buses:
+        raise ValueError("metrics_registry needs a host or a bus")
     registry = CollectorRegistry()
-    if host is not None:
-        registry.register(HostCollector(host))
-        registry.register(host.handler_latency.histogram)
-    registry.register(BusCollector(bus, host.subscriptions if host is not None else tuple))
+    if hosts:
+        registry.register(HostCollector(hosts))
+        # A histogram shared by lanes is registered once; two of them would clash (refused).
+        for histogram in {id(h.handler_latency): h.handler_latency.histogram for h in hosts}.values():
+            registry.register(histogram)
+    registry.register(BusCollector(buses, lambda: [s for h in hosts for s in h.subscriptions()]))
     registry.register(UsageCollector(ledgers))
     return registry
 

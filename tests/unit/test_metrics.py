@@ -155,6 +155,41 @@ def test_two_hosts_in_one_process_keep_their_own_metrics() -> None:
             host.bus.close()
 
 
+def test_a_process_lanes_are_summed_in_one_registry() -> None:
+    """A worker's lanes (here one role each): hosts on one namespace, a bus each, one latency
+    histogram between them."""
+    transport = MemoryTransport()
+    latency = HandlerLatency()
+    lanes = []
+    for lane in range(2):
+        host = Host(Bus(transport, "lanes"), HostConfig(block_ms=20), name=f"echo#{lane}")
+        host.handler_latency = latency
+        host.spawn(EchoActor, f"echo{lane}")
+        lanes.append(host)
+    client = Bus(transport, "lanes")
+    try:
+        for host in lanes:
+            host.start()
+        for i in range(6):
+            client.ask("echo0" if i % 3 == 0 else "echo1", Ping(seq=i, body="lanes"), timeout=5)
+        samples = scrape(metrics_registry(lanes))
+        assert value(samples, "auratown_messages_in_total", stream="inbox:echo0") == 2
+        assert value(samples, "auratown_messages_in_total", stream="inbox:echo1") == 4
+        assert value(samples, "auratown_bus_events_total", event="acked") == 6  # both buses' counts
+        assert value(samples, "auratown_handler_latency_seconds_count", actor_type="EchoActor") == 6
+        assert value(samples, "auratown_actors", state="alive") == 2
+        assert {ls["name"] for ls, _ in samples["auratown_info"]} == {"echo#0", "echo#1"}
+        assert value(samples, "auratown_stream_pending", stream="inbox:echo1", group="inbox") == 0
+        with pytest.raises(ValueError, match="handler_latency"):  # lanes timed apart would clash
+            lanes[1].handler_latency = HandlerLatency()
+            metrics_registry(lanes)
+    finally:
+        for host in lanes:
+            host.stop()
+            host.bus.close()
+        client.close()
+
+
 def test_llm_usage_from_ledgers_by_ledger_and_stage() -> None:
     ledger = UsageLedger()
     ledger.add(
