@@ -6,7 +6,6 @@ resume after a kill, the LLM path through litellm)."""
 from __future__ import annotations
 
 import json
-import os
 import queue
 import signal
 import subprocess
@@ -36,7 +35,13 @@ from messages.episodes import (
     UserTurn,
 )
 from tests.conftest import ROOT, Processes, auratown, wait_until
-from tests.support.episodes import bench_episodes_command, finished_sessions
+from tests.support.episodes import (
+    bakery_unit_record,
+    bench_episodes_command,
+    finished_sessions,
+    start_bench_episodes,
+    tasks_finished_once,
+)
 from tests.support.openai_stub import OpenAIStub, Reply, json_reply, ok
 from tests.support.topics import topic_messages
 
@@ -313,10 +318,8 @@ def test_units_spread_over_worker_processes_and_repeat(redis_url: str, tmp_path:
 def test_an_interrupted_episode_resumes_where_it_stopped(redis_url: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = bench_episodes_command(redis_url, out)
-    proc = subprocess.Popen(
-        args, cwd=ROOT, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    record = out / "units" / "bakery_owner.builtin.r1.jsonl"
+    proc = start_bench_episodes(args, stderr=subprocess.DEVNULL)
+    record = bakery_unit_record(out)
 
     def finished() -> int:
         return finished_sessions(record)
@@ -332,10 +335,7 @@ def test_an_interrupted_episode_resumes_where_it_stopped(redis_url: str, tmp_pat
     assert r.returncode == 0, r.stderr[-3000:]
     summary = _summary(out)
     assert summary["units_complete"] == 1
-    lines = [json.loads(line) for line in record.read_text().splitlines()]
-    done = [line["task_id"] for line in lines if line["event"] == "finished"]
-    assert len(done) == len(set(done)) == 10  # nothing finished twice, nothing lost
-    assert not any(line["event"] == "reset" for line in lines)  # the state survived in Redis
+    tasks_finished_once(record, 10)
 
 
 def _llm_responder(request: dict[str, Any]) -> Reply:

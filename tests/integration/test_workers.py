@@ -6,7 +6,6 @@ and resumed where it was."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -16,7 +15,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, Processes, auratown, wait_until
-from tests.support.episodes import bench_episodes_command, finished_sessions
+from tests.support.episodes import (
+    bakery_unit_record,
+    bench_episodes_command,
+    finished_sessions,
+    start_bench_episodes,
+    tasks_finished_once,
+)
 from tests.support.openai_stub import OpenAIStub, Reply
 
 pytestmark = pytest.mark.redis
@@ -138,10 +143,8 @@ def test_a_unit_whose_worker_dies_is_taken_over_and_resumes(
     first = start_worker(processes, redis_url, namespace, "episodes", tmp_path / "a.log", *fast)
     out = tmp_path / "run"
     args = bench_episodes_command(redis_url, out, "--remote-workers", namespace)
-    coordinator = subprocess.Popen(
-        args, cwd=ROOT, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    record = out / "units" / "bakery_owner.builtin.r1.jsonl"
+    coordinator = start_bench_episodes(args, stderr=subprocess.PIPE)
+    record = bakery_unit_record(out)
 
     def finished() -> int:
         return finished_sessions(record)
@@ -160,10 +163,7 @@ def test_a_unit_whose_worker_dies_is_taken_over_and_resumes(
             coordinator.wait(timeout=30)
     assert coordinator.returncode == 0, err.decode()[-3000:]
     assert "unit done" in (tmp_path / "b.log").read_text()  # the second worker finished it
-    lines = [json.loads(line) for line in record.read_text().splitlines()]
-    done = [line["task_id"] for line in lines if line["event"] == "finished"]
-    assert len(done) == len(set(done)) == 10  # nothing finished twice, nothing lost
-    assert not any(line["event"] == "reset" for line in lines)  # the episode's state survived in Redis
+    done = tasks_finished_once(record, 10)
     summary = _summary(out)
     assert summary["units_complete"] == 1 and summary["grader_errors"] == []
     grades = [

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
-BAKERY = Path(__file__).resolve().parents[2] / "bench" / "episodes" / "data" / "ines_calder"
+ROOT = Path(__file__).resolve().parents[2]
+BAKERY = ROOT / "bench" / "episodes" / "data" / "ines_calder"
 """The bundled persona whose episodes the run tests use."""
 
 
@@ -18,8 +22,28 @@ def bench_episodes_command(redis_url: str, out: Path, *more: str) -> list[str]:
     ]  # fmt: skip
 
 
+def start_bench_episodes(command: list[str], *, stderr: int) -> subprocess.Popen[bytes]:
+    """``command`` (``bench_episodes_command``) as a process of its own, its output dropped."""
+    return subprocess.Popen(command, cwd=ROOT, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=stderr)
+
+
+def bakery_unit_record(out: Path) -> Path:
+    """The record of the bakery persona's one unit in the run directory ``out``."""
+    return out / "units" / "bakery_owner.builtin.r1.jsonl"
+
+
 def finished_sessions(record: Path) -> int:
     """Sessions a unit's record (``units/KEY.jsonl``) reports finished so far."""
     if not record.exists():
         return 0
     return sum('"event": "finished"' in line for line in record.read_text().splitlines())
+
+
+def tasks_finished_once(record: Path, tasks: int) -> list[str]:
+    """The tasks a unit's record finished, checked: each of the ``tasks`` exactly once, and the
+    unit never reset (its state survived whatever stopped it)."""
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    done = [line["task_id"] for line in lines if line["event"] == "finished"]
+    assert len(done) == len(set(done)) == tasks  # nothing finished twice, nothing lost
+    assert not any(line["event"] == "reset" for line in lines)  # the state survived in Redis
+    return done
