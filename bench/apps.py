@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench._cli import begin
 from bench.episodes.command import BUNDLED
 from bench.episodes.loader import load_episode
 from bench.suite.stats import quantile
@@ -147,16 +148,17 @@ def report(times: dict[str, dict[str, list[float]]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.apps", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30, help="rounds of the 10-call script (default 30)")
     parser.add_argument(
         "--appworld-home", type=Path, default=None, help="AppWorld's install (default: the usual)"
     )
-    args = parser.parse_args(argv)
-    from actors.logging import configure_logging
+    return parser.parse_args(argv)
 
-    configure_logging(level="WARNING")
+
+def main(argv: list[str] | None = None) -> int:
+    args = begin(parse_args, argv)
     print(report(measure(args.rounds, args.appworld_home)))
     return 0
 

@@ -26,6 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench._cli import verdict
 from bench.suite.datasets import AURA_RELEASE, ImplicitQuery, Suite, SuiteError, load_suite, probe_scene
 from world.aura import (
     CueReader,
@@ -125,10 +126,10 @@ def run(repeats: int, data: Path) -> int:
         print(f"  {suite:13} {name:9} {sum(got)}/{len(got)} = {sum(got) / len(got):.2f}")
     chosen = "embedding" if "embedding" in readers else "cues"
     median = statistics.median(whole[chosen])
-    verdict = "PASS" if median < TARGET_MS else "FAIL"
+    passed = median < TARGET_MS
     print(f"\noffline aura_intent with the {chosen} reader: median {median:.2f} ms per query", end="")
-    print(f" (target < {TARGET_MS:g} ms)  {verdict}")
-    return 0 if verdict == "PASS" else 1
+    print(f" (target < {TARGET_MS:g} ms)  {verdict(passed)}")
+    return 0 if passed else 1
 
 
 def _answer(item: Item, reader: SocialReader, registry: Any) -> Any:

@@ -9,12 +9,12 @@ life every ``note_every`` seconds. Quiet: nothing at all.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import threading
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any, TextIO
 
 from tqdm import tqdm
@@ -84,15 +84,9 @@ class Progress:
             if self.quiet:
                 return self
             if self.terminal:
-                self._bar = tqdm(
-                    total=self.total,
-                    initial=done,
-                    desc=self.desc,
-                    unit=self.unit,
-                    file=self.stream,
-                    dynamic_ncols=True,
-                    mininterval=REDRAW_EVERY,
-                )
+                # As wide as the terminal is at each redraw.
+                bar = functools.partial(tqdm, file=self.stream, dynamic_ncols=True, mininterval=REDRAW_EVERY)
+                self._bar = bar(total=self.total, initial=done, desc=self.desc, unit=self.unit)
             else:
                 self._line()
         return self
@@ -143,9 +137,7 @@ class Progress:
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ------------------------------------------------------------------ display

@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from actors.bus.local_server import LocalRedisServer
+from bench._cli import verdict
+from bench.progress import Progress
 from bench.rundir import Manifest, RunConfig
 from bench.suite import implicit
 from bench.suite.datasets import load_suite
@@ -180,7 +182,8 @@ def measure(
         calls_before = stub.requests
         cpu_before = time.process_time()
         started = time.perf_counter()
-        ran, _ = run_cells(run, cells, execute, workers=concurrency)
+        with Progress(len(cells), desc=f"{workers} worker(s)", unit="cell", quiet=quiet) as progress:
+            ran, _ = run_cells(run, cells, execute, workers=concurrency, progress=progress)
         seconds = time.perf_counter() - started
         cpu = time.process_time() - cpu_before
         records = list(run.cells())
@@ -195,12 +198,7 @@ def measure(
         cpu_seconds=cpu,
         answers={r.cell: str(r.answer) for r in records},
     )
-    if not quiet:
-        print(
-            f"  {workers} worker(s): {ran} cells in {seconds:.2f}s = {point.rate:.2f} cells/s",
-            file=sys.stderr,
-            flush=True,
-        )
+    progress.say(f"{workers} worker(s): {ran} cells in {seconds:.2f}s = {point.rate:.2f} cells/s")
     return point
 
 
@@ -215,7 +213,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--cells-per-worker", type=int, default=24, help="timed cells per worker of each N (default 24)"
     )
     p.add_argument("--out", default=None, help="write the figures as JSON here")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p.parse_args(argv)
 
 
@@ -267,18 +265,18 @@ def format_report(result: dict[str, Any]) -> str:
         "| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for p in result["points"]:
-        verdict = "PASS" if p["ok"] else "FAIL"
+        shown = verdict(p["ok"])
         if p["failed"]:
-            verdict += f" ({p['failed']} failed cells)"
+            shown += f" ({p['failed']} failed cells)"
         lines.append(
             f"| {p['workers']} | {p['cells']} | {p['seconds']:.2f} | {p['cells_per_s']:.2f} | "
-            f"{p['speedup']:.2f} | {p['target']:.1f} | {verdict} | {p['cpu_seconds']:.2f} |"
+            f"{p['speedup']:.2f} | {p['target']:.1f} | {shown} | {p['cpu_seconds']:.2f} |"
         )
     lines += [
         "",
         f"most model calls at once: {result['stub_max_concurrent_calls']}; "
         f"answers identical to 1 worker: {'yes' if result['same_answers'] else 'NO'}",
-        f"verdict: {'PASS' if result['pass'] else 'FAIL'}: speed-up >= 0.8 x N for every N measured",
+        f"verdict: {verdict(result['pass'])}: speed-up >= 0.8 x N for every N measured",
     ]
     return "\n".join(lines)
 
