@@ -33,6 +33,14 @@ class Scale(NamedTuple):
     quick: Any
 
 
+@dataclasses.dataclass
+class BenchParams:
+    """What every benchmark's command line has: ``--quick`` and ``--out``."""
+
+    quick: bool
+    out: str
+
+
 class BenchParser:
     """The command line of a performance benchmark: its description is the module docstring's first
     paragraph; sizes whose default depends on ``--quick``; then ``--out`` (the JSON results file)

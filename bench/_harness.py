@@ -102,6 +102,19 @@ def machine_info(server: LocalRedisServer) -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def private_machine(
+    ready_timeout: float, stop_timeout: float
+) -> Iterator[tuple[LocalRedisServer, Children, dict[str, Any]]]:
+    """A private redis-server, the children to spawn (all stopped first on exit) and the machine's
+    facts: what every benchmark over Redis runs in."""
+    with (
+        LocalRedisServer() as server,
+        Children(ready_timeout=ready_timeout, stop_timeout=stop_timeout) as children,
+    ):
+        yield server, children, machine_info(server)
+
+
 def exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)  # unwinds through the finally blocks that stop the children
 

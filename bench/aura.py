@@ -83,12 +83,11 @@ import redis
 from actors.aura import _prompts as prompts
 from actors.bus import AskTimeoutError, Bus, RemoteError
 from actors.bus._redis import RedisTransport
-from actors.bus.local_server import LocalRedisServer
 from actors.llm import load_litellm
 from actors.runtime import Host, HostConfig
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
-from bench._cli import BenchParser, Scale, begin, finish, num, params_from, table, verdict
-from bench._harness import BenchError, Children, child_result, child_run, machine_info, wait_for_stop
+from bench._cli import BenchParams, BenchParser, Scale, begin, finish, num, params_from, table, verdict
+from bench._harness import BenchError, Children, child_result, child_run, private_machine, wait_for_stop
 from bench.progress import Progress
 from bench.suite.datasets import AURA_RELEASE, Suite, SuiteFileError, load_suite
 from messages.aura import (
@@ -715,7 +714,7 @@ def count_tokens(workload: Workload, conditions: Sequence[str], counter: TokenCo
 
 
 @dataclass
-class Params:
+class Params(BenchParams):
     queries: int | None
     repeats: int
     bus_repeats: int
@@ -724,8 +723,6 @@ class Params:
     data: str
     skip_bus: bool
     verbose: bool
-    quick: bool
-    out: str
     quiet: bool = False
 
 
@@ -1045,11 +1042,7 @@ def _progress(params: Params, desc: str) -> ProgressFactory:
 def run(params: Params) -> Report:
     started = time.monotonic()
     workload = load_workload(Path(params.data), params.queries)
-    with (
-        LocalRedisServer() as server,
-        Children(ready_timeout=READY_TIMEOUT, stop_timeout=STOP_TIMEOUT) as children,
-    ):
-        machine = machine_info(server)
+    with private_machine(READY_TIMEOUT, STOP_TIMEOUT) as (server, children, machine):
         print(
             f"{len(workload.of('implicit_v2'))} implicit-intent v2 + {len(workload.of('factual'))} factual "
             f"queries; {machine['cpu_count']} CPUs; "

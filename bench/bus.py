@@ -56,13 +56,12 @@ from typing import Any
 import redis
 
 from actors.bus import FIELD, INBOX_GROUP, Bus, KeyLayout, MemoryTransport, Transport, open_transport
-from actors.bus.local_server import LocalRedisServer
 from actors.ids import new_id, new_process_id
 from actors.logging import configure_logging
 from actors.roles import EchoActor as Echo
 from actors.runtime import Actor, Context, Host, on
-from bench._cli import BenchParser, Scale, begin, finish, num, params_from, step, table, verdict
-from bench._harness import BenchError, Children, machine_info
+from bench._cli import BenchParams, BenchParser, Scale, begin, finish, num, params_from, step, table, verdict
+from bench._harness import BenchError, Children, private_machine
 from messages import Envelope, Message, Ping, Pong, decode, encode
 
 MESSAGES = Scale(20_000, quick=2_000)
@@ -628,12 +627,10 @@ def bench_remote_asks(url: str, m: int, warmup: int, children: Children) -> dict
 
 
 @dataclass
-class Params:
+class Params(BenchParams):
     messages: int
     asks: int
     warmup: int
-    quick: bool
-    out: str
 
 
 @dataclass
@@ -754,12 +751,8 @@ def parse_args(argv: list[str] | None) -> Params:
 def run(params: Params) -> Report:
     started = time.monotonic()
     n, m, w = params.messages, params.asks, params.warmup
-    with (
-        LocalRedisServer() as server,
-        Children(ready_timeout=READY_TIMEOUT, stop_timeout=STOP_TIMEOUT) as children,
-    ):
+    with private_machine(READY_TIMEOUT, STOP_TIMEOUT) as (server, children, machine):
         url = server.url
-        machine = machine_info(server)
         print(
             f"redis-server {machine['redis_server_version']} on {url}; {machine['cpu_count']} CPUs; "
             f"{n} messages, {m} asks (+{w} warm-up)",

@@ -76,8 +76,8 @@ from actors.bus.local_server import LocalRedisServer
 from actors.runtime import Host, HostConfig, freeze_heap
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
 from actors.town.world import TICKS_TOPIC
-from bench._cli import BenchParser, Scale, begin, finish, num, params_from, step, table, verdict
-from bench._harness import BenchError, Children, child_result, child_run, machine_info, wait_for_stop
+from bench._cli import BenchParams, BenchParser, Scale, begin, finish, num, params_from, step, table, verdict
+from bench._harness import BenchError, Children, child_result, child_run, private_machine, wait_for_stop
 from messages.town import TickCompleted
 from world import Town, TownDefinition, generate_town
 
@@ -421,7 +421,7 @@ def bench_redis(server: LocalRedisServer, agents: int, params: Params, children:
 
 
 @dataclass
-class Params:
+class Params(BenchParams):
     sizes: list[int]
     ticks: int
     warmup: int
@@ -430,8 +430,6 @@ class Params:
     fetch_count: int | None
     heap: bool
     verbose: bool
-    quick: bool
-    out: str
 
 
 @dataclass
@@ -631,11 +629,7 @@ def run(params: Params) -> Report:
     started = time.monotonic()
     w, t = params.warmup, params.ticks
     runs: list[Run] = []
-    with (
-        LocalRedisServer() as server,
-        Children(ready_timeout=READY_TIMEOUT, stop_timeout=STOP_TIMEOUT) as children,
-    ):
-        machine = machine_info(server)
+    with private_machine(READY_TIMEOUT, STOP_TIMEOUT) as (server, children, machine):
         print(
             f"redis-server {machine['redis_server_version']} on {server.url}; {machine['cpu_count']} CPUs; "
             f"sizes {params.sizes}; {t} timed ticks after {w} warm-up",
