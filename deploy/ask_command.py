@@ -73,13 +73,13 @@ def _ask_embedded(args: argparse.Namespace) -> AnswerData:
 
 
 def _ask_daemon(args: argparse.Namespace) -> AnswerData:
-    from actors.bus import AskTimeoutError, RemoteError
+    from actors.bus import AskTimeoutError, RemoteError, UnexpectedReplyError
     from messages.aura import AnswerData
     from messages.town import Rejected
 
     with open_bus(args.redis, args.namespace) as bus:
         try:
-            reply = bus.ask("env", _query(args), timeout=args.timeout)
+            return bus.ask("env", _query(args), expect=AnswerData, timeout=args.timeout)
         except AskTimeoutError:
             raise UserError(
                 f"no answer from env within {args.timeout:g}s: is `auratown daemon` running for "
@@ -87,11 +87,8 @@ def _ask_daemon(args: argparse.Namespace) -> AnswerData:
             ) from None
         except RemoteError as exc:
             raise UserError(str(exc)) from None
-    if isinstance(reply, Rejected):
-        raise UserError(reply.reason)
-    if not isinstance(reply, AnswerData):
-        raise UserError(f"env answered with {type(reply).__name__}")
-    return reply
+        except UnexpectedReplyError as exc:
+            raise UserError(exc.reply.reason if isinstance(exc.reply, Rejected) else str(exc)) from None
 
 
 def render(answer: AnswerData) -> str:

@@ -2,7 +2,7 @@
 
 from actors.bus._bus import FIELD, Bus, DeadLetter, DeadLetterPolicy, Outgoing, ProcessInfo
 from actors.bus._delivery import Delivery, Subscription
-from actors.bus._errors import AskTimeoutError, BusClosedError, BusError, RemoteError
+from actors.bus._errors import AskTimeoutError, BusClosedError, BusError, RemoteError, UnexpectedReplyError
 from actors.bus._keys import (
     INBOX_GROUP,
     InvalidNameError,
@@ -48,6 +48,7 @@ __all__ = [
     "StreamEntry",
     "Subscription",
     "Transport",
+    "UnexpectedReplyError",
     "check_address",
     "check_namespace",
     "control_address",

@@ -21,12 +21,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import structlog
 
 from actors.bus._delivery import Delivery, Subscription
-from actors.bus._errors import AskTimeoutError, BusClosedError, RemoteError
+from actors.bus._errors import AskTimeoutError, BusClosedError, RemoteError, UnexpectedReplyError
 from actors.bus._keys import (
     INBOX_GROUP,
     KeyLayout,
@@ -55,6 +55,9 @@ if TYPE_CHECKING:
     from actors.settings import Settings
 
 log = structlog.get_logger("auratown.bus")
+
+M = TypeVar("M", bound=Message)
+"""The message type an ask expects back (``Bus.ask(..., expect=M)`` returns an ``M``)."""
 
 FIELD = "m"
 """The single field of a message entry: the encoded envelope."""
@@ -493,9 +496,33 @@ class Bus:
         self.transport.trim_before(lane.stream, lane.last_id, ttl_ms=_LANE_TTL_MS)
         lane.unswept = 0
 
-    def ask(self, recipient: str, payload: Message, *, timeout: float = 10.0, **kw: Any) -> Message:
-        """Request/response: the reply's payload, or ``AskTimeoutError`` / ``RemoteError``."""
-        return self.ask_envelope(recipient, payload, timeout=timeout, **kw).payload
+    @overload
+    def ask(
+        self, recipient: str, payload: Message, *, timeout: float = ..., expect: None = ..., **kw: Any
+    ) -> Message: ...
+
+    @overload
+    def ask(
+        self, recipient: str, payload: Message, *, timeout: float = ..., expect: type[M], **kw: Any
+    ) -> M: ...
+
+    def ask(
+        self,
+        recipient: str,
+        payload: Message,
+        *,
+        timeout: float = 10.0,
+        expect: type[Message] | None = None,
+        **kw: Any,
+    ) -> Message:
+        """Request/response: the reply's payload, or ``AskTimeoutError`` / ``RemoteError``.
+
+        With ``expect``, the reply is that type (typed so) or ``UnexpectedReplyError`` is raised,
+        carrying the reply (a refusal such as ``Rejected`` can then still be read)."""
+        reply = self.ask_envelope(recipient, payload, timeout=timeout, **kw).payload
+        if expect is not None and not isinstance(reply, expect):
+            raise UnexpectedReplyError(recipient, expect.message_type or expect.__qualname__, reply)
+        return reply
 
     def reply_envelope(self, request: Envelope, payload: Message, *, sender: str = "") -> Outgoing:
         """The answer to ``request``, routed to its reply address."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from messages import Message
+
 
 class BusError(Exception):
     """Base of the bus's own errors."""
@@ -29,3 +31,16 @@ class RemoteError(BusError):
         self.recipient = recipient
         self.reason = reason
         self.detail = detail
+
+
+class UnexpectedReplyError(BusError, TypeError):
+    """An ask answered with a message of another type than the one the asker expected."""
+
+    def __init__(self, recipient: str, expected: str, reply: Message) -> None:
+        received = reply.message_type or type(reply).__qualname__
+        super().__init__(f"{recipient!r} answered {received}, expected {expected}")
+        self.recipient = recipient
+        self.expected = expected
+        self.received = received
+        self.reply = reply
+        """The reply itself (a refusal the asker may want to read, e.g. ``Rejected.reason``)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -13,6 +13,7 @@ from messages import Envelope, Message, Ping, Pong
 
 H = TypeVar("H", bound=Callable[..., Any])
 S = TypeVar("S", bound=BaseModel)
+M = TypeVar("M", bound=Message)
 
 
 class PermanentError(Exception):
@@ -72,9 +73,17 @@ class Context:
         self.replied = True
         return out.envelope
 
-    def ask(self, recipient: str, payload: Message, *, timeout: float = 10.0, **kw: Any) -> Message:
+    @overload
+    def ask(self, recipient: str, payload: Message, *, expect: None = ..., **kw: Any) -> Message: ...
+    @overload
+    def ask(self, recipient: str, payload: Message, *, expect: type[M], **kw: Any) -> M: ...
+    def ask(
+        self, recipient: str, payload: Message, *, expect: type[Message] | None = None, **kw: Any
+    ) -> Message:
+        """``Bus.ask`` (``timeout``, 10 s by default, and the rest) from this handler: its sender and
+        causation; with ``expect``, typed."""
         return self.bus.ask(
-            recipient, payload, timeout=timeout, sender=self.address, causation=self.envelope, **kw
+            recipient, payload, expect=expect, sender=self.address, causation=self.envelope, **kw
         )
 
     def ask_many(

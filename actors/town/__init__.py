@@ -1,8 +1,9 @@
 """AURATown on the bus: the clock, world and town-agent actors, their launcher and a client."""
 
-from actors.town._client import TownClient, TownRequestError, import_snapshot
+from actors.town._client import STEP_WAIT, StepTimeoutError, TownClient, TownRequestError, import_snapshot
 from actors.town._config import TownConfig, ensure_config, replace_config, stored_config
 from actors.town._definitions import embedded_town, load_town
+from actors.town._embedded import EmbeddedTown
 from actors.town._launch import ROLES, spawn_town
 from actors.town.agent import TownAgentActor
 from actors.town.clock import ClockActor, ClockState, next_action
@@ -12,13 +13,16 @@ from actors.town.world import EVENTS_TOPIC, TICKS_TOPIC, WorldActor, agent_addre
 __all__ = [
     "EVENTS_TOPIC",
     "ROLES",
+    "STEP_WAIT",
     "TICKS_TOPIC",
     "ClockActor",
     "ClockState",
+    "EmbeddedTown",
     "LLMDialogue",
     "LLMMind",
     "LLMMindSettings",
     "LLMMinds",
+    "StepTimeoutError",
     "TownAgentActor",
     "TownClient",
     "TownConfig",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from typing import TypeVar
 
-from actors.bus import Bus
+from actors.bus import Bus, UnexpectedReplyError
 from actors.town._config import CONFIG_KEY, TownConfig, stored_config
 from actors.town.clock import CLOCK, ClockState
 from actors.town.world import TICKS_TOPIC, agent_address
@@ -32,45 +33,61 @@ class TownRequestError(Exception):
     """The town refused a request (the reason is the message) or did not answer in time."""
 
 
+class StepTimeoutError(TownRequestError, TimeoutError):
+    """The ticks asked for did not complete within the wait."""
+
+    def __init__(self, tick: int, timeout: float) -> None:
+        super().__init__(f"tick {tick} did not complete within {timeout:g}s")
+        self.tick = tick
+        self.timeout = timeout
+
+
+STEP_WAIT = 300.0
+"""Seconds ``TownClient.step`` waits for its last tick unless told otherwise."""
+
+M = TypeVar("M", bound=Message)
+
+
 class TownClient:
     def __init__(self, bus: Bus, *, timeout: float = 10.0) -> None:
         self.bus = bus
         self.timeout = timeout
 
-    def _ask(
-        self, recipient: str, msg: Message, expect: type[Message], timeout: float | None = None
-    ) -> Message:
-        reply = self.bus.ask(recipient, msg, timeout=timeout or self.timeout)
-        if isinstance(reply, Rejected):
-            raise TownRequestError(reply.reason)
-        if not isinstance(reply, expect):
-            raise TownRequestError(
-                f"{recipient} answered {reply.message_type}, expected {expect.message_type}"
-            )
-        return reply
+    def ask(self, recipient: str, msg: Message, expect: type[M], timeout: float | None = None) -> M:
+        """Ask one of the town's actors for an ``expect``: a ``Rejected`` (or another reply) raises
+        ``TownRequestError`` with the reason; no reply in time, ``AskTimeoutError``."""
+        try:
+            return self.bus.ask(recipient, msg, expect=expect, timeout=timeout or self.timeout)
+        except UnexpectedReplyError as exc:
+            if isinstance(exc.reply, Rejected):
+                raise TownRequestError(exc.reply.reason) from None
+            raise TownRequestError(str(exc)) from None
 
     # clock
     def status(self) -> ClockStatus:
-        return self._ask(CLOCK, GetClockStatus(), ClockStatus)  # type: ignore[return-value]
+        return self.ask(CLOCK, GetClockStatus(), ClockStatus)
 
     def pause(self) -> ClockStatus:
-        return self._ask(CLOCK, Pause(), ClockStatus)  # type: ignore[return-value]
+        return self.ask(CLOCK, Pause(), ClockStatus)
 
     def resume(self) -> ClockStatus:
-        return self._ask(CLOCK, Resume(), ClockStatus)  # type: ignore[return-value]
+        return self.ask(CLOCK, Resume(), ClockStatus)
 
     def set_speed(self, ticks_per_second: float) -> ClockStatus:
-        return self._ask(CLOCK, SetSpeed(ticks_per_second=ticks_per_second), ClockStatus)  # type: ignore[return-value]
+        return self.ask(CLOCK, SetSpeed(ticks_per_second=ticks_per_second), ClockStatus)
 
-    def step(self, count: int, *, wait: float | None = None) -> ClockStatus:
-        """Run ``count`` more ticks; with ``wait``, block until the last of them completed."""
-        status: ClockStatus = self._ask(CLOCK, Step(count=count), ClockStatus)  # type: ignore[assignment]
+    def step(self, count: int, *, wait: float | None = STEP_WAIT) -> ClockStatus:
+        """Run ``count`` more ticks (even paused) and return once the last of them completed,
+        within ``wait`` seconds (else ``StepTimeoutError``). ``wait=None`` returns as soon as the
+        clock accepted the steps; ``status.target`` is then the tick to ``wait_for_tick`` on."""
+        status = self.ask(CLOCK, Step(count=count), ClockStatus)
         if wait is not None and status.target is not None:
             self.wait_for_tick(status.target, timeout=wait)
         return status
 
     def wait_for_tick(self, tick: int, *, timeout: float) -> None:
-        """Block until the clock has recorded tick ``tick`` as completed.
+        """Block until the clock has recorded tick ``tick`` as completed (``StepTimeoutError``
+        after ``timeout`` seconds).
 
         The ``town.ticks`` topic only wakes the wait: the clock hears the same TickCompleted on
         its own subscription, a moment later, so the clock's status is what decides (a status
@@ -85,7 +102,7 @@ class TownClient:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TownRequestError(f"tick {tick} did not complete within {timeout:g}s")
+                    raise StepTimeoutError(tick, timeout)
                 window = 20 if announced else 1000
                 entries = self.bus.transport.read(
                     stream, last, count=500, block_ms=max(1, min(window, int(remaining * 1000)))
@@ -107,13 +124,13 @@ class TownClient:
     # world
     def state(self, agent: str | None = None, *, private: bool = False, events: int = 10) -> TownStateView:
         msg = GetTownState(agent=agent, include_private=private, events=events)
-        return self._ask("world", msg, TownStateView)  # type: ignore[return-value]
+        return self.ask("world", msg, TownStateView)
 
     def inject(self, event: InjectEvent) -> EventAccepted:
-        return self._ask("world", event, EventAccepted)  # type: ignore[return-value]
+        return self.ask("world", event, EventAccepted)
 
     def export(self, *, timeout: float = 60.0) -> TownSnapshot:
-        reply: SnapshotData = self._ask(  # type: ignore[assignment]
+        reply = self.ask(
             "world", ExportSnapshot(mind_timeout=max(1.0, timeout / 2)), SnapshotData, timeout=timeout
         )
         return TownSnapshot.from_bytes(reply.data)

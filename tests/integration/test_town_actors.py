@@ -16,6 +16,7 @@ from actors.town import (
     ROLES,
     TICKS_TOPIC,
     ClockState,
+    StepTimeoutError,
     TownClient,
     TownConfig,
     TownRequestError,
@@ -194,7 +195,7 @@ def test_a_clock_ahead_of_the_world_is_told_its_tick_and_the_town_goes_on(bus: B
         client.step(5, wait=60)
         ahead = ClockState(completed=9, next_tick=10, paused=True, ticks_per_second=0.0)
         bus.transport.set(bus.keys.state("clock"), ahead.model_dump_json().encode())
-        status = client.step(3)
+        status = client.step(3, wait=None)  # returns at once: the test waits below
         assert status.target == 12  # the clock believed the world had run 9 ticks
         client.wait_for_tick(12, timeout=60)
         view = client.state()
@@ -205,3 +206,16 @@ def test_a_clock_ahead_of_the_world_is_told_its_tick_and_the_town_goes_on(bus: B
     assert clock.repairs == 2, clock.repair_log  # what Redis held, then the world's position
     assert "Redis lost the clock's last writes" in clock.repair_log[0]
     assert "the world has completed 4: adopted" in clock.repair_log[1]
+
+
+def test_a_step_that_does_not_complete_in_time_raises_a_typed_timeout(bus: Bus) -> None:
+    """A town whose world runs nowhere: the clock accepts the step, no tick ever completes."""
+    config, _ = ensure_config(bus, TownConfig(definition=embedded_town(), start_paused=True))
+    with Host(bus, HostConfig(block_ms=50)) as host:
+        spawn_town(host, config, roles=("clock",))
+        client = TownClient(bus, timeout=10)
+        with pytest.raises(StepTimeoutError) as caught:
+            client.step(2, wait=0.3)
+        assert (caught.value.tick, caught.value.timeout) == (1, 0.3)
+        assert isinstance(caught.value, TimeoutError) and client.status().completed == -1
+        assert client.step(1, wait=None).target == 2  # not waiting: accepted, the target given

@@ -1,15 +1,12 @@
 """Headless Chromium for browser tests: Debian's ``chromium`` and ``chromium-driver`` driven by
 selenium through an explicit ``/usr/bin/chromedriver`` service (selenium-manager never downloads).
 
-``browser_binaries()`` installs the two packages with apt-get when they are missing and this
-runs as root; otherwise it fails the test with one line saying what to install.
+``browser_binaries()`` only looks for them: ``scripts/install-test-deps`` (run by the README's test
+command) installs them; when they are missing the test fails with one line naming that script.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,21 +28,12 @@ def _chromium() -> Path | None:
 
 
 def browser_binaries() -> tuple[Path, Path]:
-    """(chromium, chromedriver), installing Debian's packages first if needed."""
-    chromium = _chromium()
-    if chromium is not None and CHROMEDRIVER.exists():
-        return chromium, CHROMEDRIVER
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        pytest.fail(f"headless Chromium missing: run `apt-get install -y {' '.join(PACKAGES)}` as root")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", *PACKAGES]):
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False)
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-            pytest.fail(f"`{' '.join(cmd)}` failed ({done.returncode}): {last}")
+    """(chromium, chromedriver), or the test fails saying how to install them."""
     chromium = _chromium()
     if chromium is None or not CHROMEDRIVER.exists():
-        pytest.fail(f"apt-get installed {' '.join(PACKAGES)} but {CHROMEDRIVER} or chromium is still missing")
+        pytest.fail(
+            f"headless Chromium missing ({' '.join(PACKAGES)}): run scripts/install-test-deps as root"
+        )
     return chromium, CHROMEDRIVER
 
 

@@ -2,14 +2,13 @@
 
 ``install_node_assistant(dir)`` copies examples/node-assistant (agent.js, package.json and the
 committed package-lock.json) into ``dir`` and runs ``npm ci`` there, so the pinned ``redis`` and
-``@msgpack/msgpack`` packages come from the lock file. Node.js itself is taken from PATH, or
-installed with apt-get (Debian's nodejs and npm) when missing and running as root. Anything
-that cannot be done fails the test with a one-line reason.
+``@msgpack/msgpack`` packages come from the lock file. Node.js itself is taken from PATH
+(Debian's nodejs and npm, which ``scripts/install-test-deps`` installs). Anything that cannot be
+done fails the test with a one-line reason.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -56,20 +55,10 @@ def _node_major(node: str) -> int:
 
 
 def find_node() -> tuple[str, str]:
-    """(node, npm) from PATH, installing Debian's packages first if they are missing and we may."""
+    """(node, npm) from PATH, or the test fails saying how to install them."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        apt = shutil.which("apt-get")
-        if apt is None or os.geteuid() != 0:
-            pytest.fail("node and npm are not on PATH and cannot be installed (needs apt-get as root)")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for cmd in ([apt, "update", "-qq"], [apt, "install", "-y", "-qq", "nodejs", "npm"]):
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False, env=env)
-            if r.returncode != 0:
-                pytest.fail(f"`{' '.join(cmd[1:])}` failed: {_last_line(r.stderr or r.stdout)}")
-        node, npm = shutil.which("node"), shutil.which("npm")
-        if node is None or npm is None:
-            pytest.fail("apt-get installed nodejs and npm but node or npm is still not on PATH")
+        pytest.fail("node and npm are not on PATH (nodejs, npm): run scripts/install-test-deps as root")
     if _node_major(node) < MIN_NODE_MAJOR:
         pytest.fail(f"{node} is older than Node.js {MIN_NODE_MAJOR}, which @msgpack/msgpack 3 needs")
     return node, npm
