@@ -71,7 +71,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from multiprocessing.context import SpawnProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event as MpEvent
@@ -86,8 +86,9 @@ from actors.bus._redis import RedisTransport
 from actors.llm import load_litellm
 from actors.runtime import Host, HostConfig
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
-from bench._cli import BenchParams, BenchParser, Scale, begin, finish, num, params_from, table, verdict
+from bench._cli import BenchParams, BenchParser, Scale, begin, params_from
 from bench._harness import BenchError, Children, child_result, child_run, private_machine, wait_for_stop
+from bench._output import finish, num, results_json, table, verdict
 from bench.progress import Progress
 from bench.suite.datasets import AURA_RELEASE, Suite, SuiteFileError, load_suite
 from messages.aura import (
@@ -765,11 +766,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         w = self.workload
-        return {
-            "benchmark": "bench.aura",
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "params": asdict(self.params),
-            "machine": self.machine,
+        figures = {
             "workload": {
                 "files": w.files,
                 "queries": {s: len(w.of(s)) for s in SETS},
@@ -794,8 +791,8 @@ class Report:
                 "paper_figure_8": {"pack_all": PAPER_PACK_ALL, "aura": list(PAPER_AURA)},
             },
             "checks": self.checks(),
-            "elapsed_s": self.elapsed_s,
         }
+        return results_json("bench.aura", self.params, self.machine, figures, self.elapsed_s)
 
 
 LATENCY_COLUMNS = (

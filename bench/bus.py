@@ -60,8 +60,9 @@ from actors.ids import new_id, new_process_id
 from actors.logging import configure_logging
 from actors.roles import EchoActor as Echo
 from actors.runtime import Actor, Context, Host, on
-from bench._cli import BenchParams, BenchParser, Scale, begin, finish, num, params_from, step, table, verdict
+from bench._cli import BenchParams, BenchParser, Scale, begin, params_from
 from bench._harness import BenchError, Children, private_machine
+from bench._output import finish, num, results_json, step, table, verdict
 from messages import Envelope, Message, Ping, Pong, decode, encode
 
 MESSAGES = Scale(20_000, quick=2_000)
@@ -665,17 +666,13 @@ class Report:
         }
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "benchmark": "bench.bus",
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "params": asdict(self.params),
-            "machine": self.machine,
+        figures = {
             "throughput": {k: v.to_json() for k, v in self.throughput.items()},
             "ask_latency": {k: v.to_json() for k, v in self.latency.items()},
             "checks": self.checks(),
             "child_exit_codes": self.children,
-            "elapsed_s": self.elapsed_s,
         }
+        return results_json("bench.bus", self.params, self.machine, figures, self.elapsed_s)
 
 
 ROW_LABELS = {

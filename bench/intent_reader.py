@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench._cli import verdict
+from bench._output import verdict
 from bench.suite.datasets import AURA_RELEASE, ImplicitQuery, Suite, SuiteError, load_suite, probe_scene
 from world.aura import (
     CueReader,

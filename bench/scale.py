@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from actors.bus.local_server import LocalRedisServer
-from bench._cli import verdict
+from bench._output import verdict
 from bench.progress import Progress
 from bench.rundir import Manifest, RunConfig
 from bench.suite import implicit

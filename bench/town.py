@@ -76,8 +76,9 @@ from actors.bus.local_server import LocalRedisServer
 from actors.runtime import Host, HostConfig, freeze_heap
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
 from actors.town.world import TICKS_TOPIC
-from bench._cli import BenchParams, BenchParser, Scale, begin, finish, num, params_from, step, table, verdict
+from bench._cli import BenchParams, BenchParser, Scale, begin, params_from
 from bench._harness import BenchError, Children, child_result, child_run, private_machine, wait_for_stop
+from bench._output import finish, num, results_json, step, table, verdict
 from messages.town import TickCompleted
 from world import Town, TownDefinition, generate_town
 
@@ -471,16 +472,12 @@ class Report:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "benchmark": "bench.town",
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "params": asdict(self.params),
-            "machine": self.machine,
+        figures = {
             "runs": [r.to_json() for r in self.runs],
             "checks": self.checks(),
             "child_exit_codes": self.children,
-            "elapsed_s": self.elapsed_s,
         }
+        return results_json("bench.town", self.params, self.machine, figures, self.elapsed_s)
 
 
 COLUMNS = (

@@ -11,8 +11,8 @@ import pytest
 
 from actors.bus.local_server import LocalRedisServer
 from bench import aura
-from bench._cli import write_json
 from bench._harness import Children
+from bench._output import write_json
 from bench.progress import Progress
 from tests.conftest import AURA_RELEASE
 
