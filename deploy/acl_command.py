@@ -163,10 +163,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    p = sub.add_parser(
+    p = arguments.add_command(
+        sub,
         "acl",
-        help="print the Redis ACL lines of an attached agent (for users.acl)",
-        description="Print a users.acl line giving agent IDENT only its own inbox, reply and control "
+        run,
+        "print the Redis ACL lines of an attached agent (for users.acl)",
+        "Print a users.acl line giving agent IDENT only its own inbox, reply and control "
         "streams, the requests it may send (registry:IDENT, episode addresses, --send) and presence "
         "on one namespace. See deploy/redis/README.md.",
     )
@@ -197,7 +199,6 @@ def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
         metavar="PW",
         help="also print the operator's (default user's) line with this password",
     )
-    p.set_defaults(func=run)
 
 
 # ---------------------------------------------------------------- the daemon's identity policies

@@ -24,10 +24,12 @@ from deploy.commands import UserError
 
 
 def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    p = sub.add_parser(
+    p = arguments.add_command(
+        sub,
         "appworld",
-        help="install AppWorld (the episodes' --apps appworld backend) in its own venv; status; serve",
-        description="AppWorld pins pydantic < 2, so it gets a venv and a process of its own.",
+        run,
+        "install AppWorld (the episodes' --apps appworld backend) in its own venv; status; serve",
+        "AppWorld pins pydantic < 2, so it gets a venv and a process of its own.",
     )
     p.add_argument("action", choices=("install", "status", "serve"))
     p.add_setting("--home", field="appworld_home", metavar="DIR",
@@ -39,7 +41,6 @@ def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
     p.add_argument("--force", action="store_true", help="install: reinstall even when installed")
     p.add_argument("--seed", type=Path, default=None, metavar="FILE",
                    help="serve: a seed file (world/episodes/apps/seed.py's format)")  # fmt: skip
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from actors.settings import Settings
@@ -110,6 +110,24 @@ def apply_settings(args: argparse.Namespace, settings: Settings) -> argparse.Nam
     return args
 
 
+def add_command(
+    sub: argparse._SubParsersAction[Parser],
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+    summary: str,
+    description: str | None = None,
+    *,
+    bus: Literal["redis", "in-process"] | None = None,
+) -> Parser:
+    """The subcommand ``name``, run by ``func``; with ``bus``, its ``--redis``/``--namespace``
+    (``in-process``: the memory bus unless ``--redis`` is given)."""
+    p = sub.add_parser(name, help=summary, description=description or summary)
+    if bus is not None:
+        add_bus_options(p, in_process=bus == "in-process")
+    p.set_defaults(func=func)
+    return p
+
+
 BUS_URL_HELP = "bus URL: redis://, rediss://, unix:// (password or ACL user in the URL)"
 
 
@@ -138,6 +156,17 @@ def add_bus_options(parser: Parser, *, in_process: bool = False) -> None:
     """``--redis`` and ``--namespace``, as most commands take them."""
     add_redis_option(parser, in_process=in_process)
     add_namespace_option(parser)
+
+
+def add_visibility_timeout_option(parser: argparse.ArgumentParser, *, whose: str = "a dead one's") -> None:
+    """``--visibility-timeout SECONDS``: how long a process's unfinished messages wait for it."""
+    parser.add_argument(
+        "--visibility-timeout",
+        type=positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help=f"seconds before another process takes over {whose} unfinished messages (default: %(default)s)",
+    )
 
 
 def add_model_options(

@@ -12,14 +12,17 @@ from deploy import arguments
 
 
 def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    p = sub.add_parser(
+    p = arguments.add_command(
+        sub,
         "attach",
-        help="host a handler function (message -> reply or None) at an address until SIGTERM",
-        description="Attach a Python function to a running town or episode run: every message sent to "
+        attach,
+        "host a handler function (message -> reply or None) at an address until SIGTERM",
+        "Attach a Python function to a running town or episode run: every message sent to "
         "ADDRESS is passed to FUNCTION (FUNCTION(message) or FUNCTION(ctx, message)); a returned message "
         "is the reply (to the ask's reply_to, else to the payload's reply_to, as an episode's UserTurn "
         "names). Acknowledgement, retries, dead letters and presence are the runtime's. See "
         "docs/protocol.md.",
+        bus="redis",
     )
     p.add_argument("--as", dest="address", required=True, metavar="ADDRESS", help="the address to serve")
     p.add_argument("--handler", required=True, metavar="MODULE:FUNCTION", help="e.g. myagent:answer")
@@ -29,21 +32,13 @@ def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
         metavar="DIR",
         help="directory to import MODULE from, put first on sys.path (default: the current one)",
     )
-    arguments.add_bus_options(p)
     p.add_argument(
         "--topics",
         default="",
         metavar="NAMES",
         help="comma-separated topics to receive too (e.g. town.ticks)",
     )
-    p.add_argument(
-        "--visibility-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="seconds before another process takes over this one's unfinished messages (default 30)",
-    )
-    p.set_defaults(func=attach)
+    arguments.add_visibility_timeout_option(p, whose="this one's")
 
 
 def attach(args: argparse.Namespace) -> int:
@@ -58,8 +53,6 @@ def attach(args: argparse.Namespace) -> int:
         handler = load_handler(args.handler, app_dir=args.app_dir)
     except HandlerSpecError as exc:
         raise UserError(str(exc)) from None
-    if not args.visibility_timeout > 0:
-        raise UserError(f"--visibility-timeout must be positive, got {args.visibility_timeout}")
     topics = tuple(t.strip() for t in args.topics.split(",") if t.strip())
     with open_bus(args.redis, args.namespace, args.settings) as bus:
         try:

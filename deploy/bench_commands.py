@@ -4,24 +4,33 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from pathlib import Path
 
 from deploy.commands import UserError
 
 
-def bench(args: argparse.Namespace) -> int:
-    from bench.suite.command import BenchUsageError, run_aura
-
+def _print_run(
+    run: Callable[[argparse.Namespace], tuple[Path, str]],
+    usage_error: type[Exception],
+    args: argparse.Namespace,
+) -> int:
+    """Run a benchmark and print its summary; its usage error is a one-line CLI error."""
     try:
-        _, text = run_aura(args)
-    except BenchUsageError as exc:
+        _, text = run(args)
+    except usage_error as exc:
         raise UserError(str(exc)) from None
     print(text)
     return 0
 
 
-def episodes(args: argparse.Namespace) -> int:
-    from pathlib import Path
+def bench(args: argparse.Namespace) -> int:
+    from bench.suite.command import BenchUsageError, run_aura
 
+    return _print_run(run_aura, BenchUsageError, args)
+
+
+def episodes(args: argparse.Namespace) -> int:
     from bench.episodes.command import BUNDLED, EpisodeUsageError, lint, run_episodes
 
     if args.lint:
@@ -30,12 +39,7 @@ def episodes(args: argparse.Namespace) -> int:
             raise UserError(text)
         print(text)
         return status
-    try:
-        _, text = run_episodes(args)
-    except EpisodeUsageError as exc:
-        raise UserError(str(exc)) from None
-    print(text)
-    return 0
+    return _print_run(run_episodes, EpisodeUsageError, args)
 
 
 def report(args: argparse.Namespace) -> int:

@@ -96,38 +96,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    check = sub.add_parser(
+    check = arguments.add_command(
+        sub,
         "selfcheck",
-        help="start a host on the bus and check the runtime end to end (embedded memory bus by default)",
-        description="Start a host with the echo service, send it asks and a topic message, and print "
-        "what the runtime measured. With --serve, keep serving until SIGTERM/SIGINT.",
+        commands.run,
+        "start a host on the bus and check the runtime end to end (embedded memory bus by default)",
+        "Start a host with the echo service, send it asks and a topic message, and print what the "
+        "runtime measured. With --serve, keep serving until SIGTERM/SIGINT.",
+        bus="in-process",
     )
-    arguments.add_bus_options(check, in_process=True)
     check.add_argument("--asks", type=_positive_int, default=200, help="asks to send (default: %(default)s)")
     check.add_argument("--serve", action="store_true", help="keep serving the echo address until stopped")
     check.add_argument("--json", action="store_true", help="print the summary as JSON")
-    check.set_defaults(func=commands.run)
 
-    run = sub.add_parser(
+    run = arguments.add_command(
+        sub,
         "run",
-        help="run AURATown for a day, every role in this process (embedded memory bus by default)",
-        description="Run the town's clock, world and agents in this process for --ticks ticks and "
-        "print each tick and the final public and private state.",
+        town_commands.run,
+        "run AURATown for a day, every role in this process (embedded memory bus by default)",
+        "Run the town's clock, world and agents in this process for --ticks ticks and print each "
+        "tick and the final public and private state.",
+        bus="in-process",
     )
-    arguments.add_bus_options(run, in_process=True)
     _town_options(run)
     run.add_argument("--ticks", type=_positive_int, default=35, help="ticks to run (default: a day, 35)")
     run.add_argument("--json", action="store_true", help="print the final state and digests as JSON")
-    run.set_defaults(func=town_commands.run)
 
-    daemon = sub.add_parser(
+    daemon = arguments.add_command(
+        sub,
         "daemon",
-        help="host a persistent town (all roles, or --roles) until stopped",
-        description="Host the town's actors until SIGTERM/SIGINT. On Redis the town's state and events "
-        "persist, and a restart (even after kill -9) resumes where it was. Without --redis the town "
-        "runs in this process on the memory bus.",
+        town_commands.daemon,
+        "host a persistent town (all roles, or --roles) until stopped",
+        "Host the town's actors until SIGTERM/SIGINT. On Redis the town's state and events persist, "
+        "and a restart (even after kill -9) resumes where it was. Without --redis the town runs in "
+        "this process on the memory bus.",
+        bus="in-process",
     )
-    arguments.add_bus_options(daemon, in_process=True)
     _town_options(daemon)
     daemon.add_argument(
         "--speed",
@@ -149,12 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAMES",
         help="with the agents role: only these agents (comma-separated names or slugs)",
     )
-    daemon.add_argument(
-        "--visibility-timeout",
-        type=_positive_float,
-        default=30.0,
-        help="seconds before another process takes over a dead one's unfinished messages",
-    )
+    arguments.add_visibility_timeout_option(daemon)
     daemon.add_argument(
         "--mind",
         choices=("schedule", "llm"),
@@ -175,13 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     metrics_options.add_metrics_options(daemon)
     web_command.add_http_options(daemon)
     acl_command.add_daemon_options(daemon)
-    daemon.set_defaults(func=town_commands.daemon)
 
     def control(name: str, help_text: str, func: Callable[[argparse.Namespace], int]) -> arguments.Parser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        arguments.add_bus_options(p)
+        p = arguments.add_command(sub, name, func, help_text, bus="redis")
         p.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds to wait for an answer")
-        p.set_defaults(func=func)
         return p
 
     st = control(
@@ -222,14 +218,16 @@ def build_parser() -> argparse.ArgumentParser:
     imp = control("import", "fork a town: load a snapshot file into a new namespace", town_commands.import_)
     imp.add_argument("file", help="snapshot file written by `auratown export`")
 
-    ask = sub.add_parser(
+    ask = arguments.add_command(
+        sub,
         "ask",
-        help="ask the AURA environment agent a question (an embedded town, or a daemon with --redis)",
-        description="Infer the implicit need behind the question (IntentFrame), probe the town within "
-        "the gap's budget and answer. Prints the answer, the IntentFrame, the probe trace, alerts and "
-        "usage. Offline (heuristic, no model) unless --model names a litellm model.",
+        ask_command.ask,
+        "ask the AURA environment agent a question (an embedded town, or a daemon with --redis)",
+        "Infer the implicit need behind the question (IntentFrame), probe the town within the gap's "
+        "budget and answer. Prints the answer, the IntentFrame, the probe trace, alerts and usage. "
+        "Offline (heuristic, no model) unless --model names a litellm model.",
+        bus="in-process",
     )
-    arguments.add_bus_options(ask, in_process=True)
     _town_options(ask)
     ask.add_argument("query", help="the question, e.g. 'Where is Lin Wei?'")
     ask.add_argument("--as", dest="asker", default="Zhang Hao", help="who asks (default: %(default)s)")
@@ -269,7 +267,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --redis: log the exchange as an event the asker perceives (default: read-only)",
     )
     ask.add_argument("--json", action="store_true")
-    ask.set_defaults(func=ask_command.ask)
 
     bench = sub.add_parser("bench", help="run a benchmark suite (see `auratown bench aura -h`)")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
@@ -378,16 +375,16 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--out", required=True, metavar="DIR", help="directory to write *.json into")
     schema.set_defaults(func=commands.schema)
 
-    ping = sub.add_parser("ping", help="ask an address for a pong and print the round trip")
-    arguments.add_bus_options(ping)
+    ping = arguments.add_command(
+        sub, "ping", commands.ping, "ask an address for a pong and print the round trip", bus="redis"
+    )
     ping.add_argument("address", nargs="?", default="echo", help="address to ping (default: %(default)s)")
     ping.add_argument("--count", type=_positive_int, default=3)
     ping.add_argument("--timeout", type=_positive_float, default=5.0, help="seconds per ask")
-    ping.set_defaults(func=commands.ping)
 
-    procs = sub.add_parser("processes", help="list the processes present on a namespace")
-    arguments.add_bus_options(procs)
-    procs.set_defaults(func=commands.processes)
+    arguments.add_command(
+        sub, "processes", commands.processes, "list the processes present on a namespace", bus="redis"
+    )
     attach_command.register(sub)
     appworld_command.register(sub)
     dlq_command.register(sub)

@@ -36,15 +36,17 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    dlq = sub.add_parser(
+    dlq = arguments.add_command(
+        sub,
         "dlq",
-        help="list, replay or purge the dead letters of a namespace",
-        description="Dead letters are messages a handler refused (permanent error, too many attempts) or "
+        run,
+        "list, replay or purge the dead letters of a namespace",
+        "Dead letters are messages a handler refused (permanent error, too many attempts) or "
         "that could not be decoded. `list` shows them, `replay` sends the original bytes again to the "
         "inbox they came from and removes them, `purge` removes them.",
+        bus="redis",
     )
     dlq.add_argument("action", choices=("list", "replay", "purge"))
-    arguments.add_bus_options(dlq)
     dlq.add_argument(
         "--id",
         dest="ids",
@@ -63,7 +65,6 @@ def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
         metavar="IDENT",
         help="list/purge the attached agent IDENT's own dead letters (unverified: never replayed)",
     )
-    dlq.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

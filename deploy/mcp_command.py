@@ -16,10 +16,12 @@ _SDK = frozenset({"mcp", "mcp_types", "anyio", "uvicorn", "starlette", "httpx2",
 
 
 def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    p = sub.add_parser(
+    p = arguments.add_command(
+        sub,
         "mcp",
-        help="serve an episode's tools over MCP (HTTP or stdio), as the assistant or for one registry",
-        description="With --assistant ADDRESS, take the assistant's address of an episode run (`auratown "
+        serve,
+        "serve an episode's tools over MCP (HTTP or stdio), as the assistant or for one registry",
+        "With --assistant ADDRESS, take the assistant's address of an episode run (`auratown "
         "bench episodes --assistants external:ADDRESS`) and give any MCP client the episode turn "
         "protocol as tools (next_turn, reply) beside the current turn's episode tools. With --registry "
         "ADDRESS, serve that episode registry's tools only. Every call goes through the registry "
@@ -61,7 +63,6 @@ def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
         metavar="S",
         help="seconds a registry has to answer a call; then the call is a tool error (default: %(default)s)",
     )
-    p.set_defaults(func=serve)
 
 
 def serve(args: argparse.Namespace) -> int:

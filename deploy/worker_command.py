@@ -38,10 +38,12 @@ DEFAULT_ROLES = "env,registry,grader,episodes"
 
 def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
     """Add ``auratown worker`` to the command line's subcommands."""
-    p = sub.add_parser(
+    p = arguments.add_command(
+        sub,
         "worker",
-        help="host stateless roles (env, registry, grader, episodes) sharing work with other workers",
-        description="Host the given roles until SIGTERM/SIGINT. Every worker on the same Redis and "
+        run,
+        "host stateless roles (env, registry, grader, episodes) sharing work with other workers",
+        "Host the given roles until SIGTERM/SIGINT. Every worker on the same Redis and "
         "namespace competes for the roles' messages through consumer groups, so benchmark cells and "
         "episode units spread over all of them; a worker that dies leaves its unfinished messages to "
         "the others after --visibility-timeout seconds.",
@@ -61,19 +63,13 @@ def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
     )
     p.add_argument(
         "--pool-size",
-        type=int,
+        type=arguments.positive_int,
         default=1,
         metavar="N",
         help="messages each role handles at once in this process (default: %(default)s)",
     )
-    p.add_argument(
-        "--visibility-timeout",
-        type=float,
-        default=30.0,
-        help="seconds before another worker takes over a dead one's unfinished messages (default 30)",
-    )
+    arguments.add_visibility_timeout_option(p)
     add_metrics_options(p)
-    p.set_defaults(func=run)
 
 
 def add_remote_workers_option(bench: argparse.ArgumentParser) -> None:
@@ -215,10 +211,6 @@ def run(args: argparse.Namespace) -> int:
     from deploy.commands import open_bus
 
     roles = parse_roles(args.roles)
-    if args.pool_size < 1:
-        raise UserError("--pool-size must be at least 1")
-    if args.visibility_timeout <= 0:
-        raise UserError("--visibility-timeout must be a positive number of seconds")
     with open_bus(args.redis, args.namespace, args.settings) as bus:  # checks the URL and that Redis answers
         transport = bus.transport
         worker = Worker(

@@ -63,16 +63,18 @@ def add_http_options(p: arguments.Parser) -> None:
 
 def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
     """Add the ``auratown view`` command (``auratown daemon`` takes ``add_http_options`` too)."""
-    view = sub.add_parser(
+    view = arguments.add_command(
+        sub,
         "view",
-        help="serve the live view of a running town (hosts no actor)",
-        description="Serve the live web view of the town on --redis/--namespace: the map with its "
-        "agents moving, the event feed and every agent's public state; operators (--operator-token) "
-        "also see private state and recent probe calls.",
+        serve_view,
+        "serve the live view of a running town (hosts no actor)",
+        "Serve the live web view of the town on --redis/--namespace: the map with its agents moving, "
+        "the event feed and every agent's public state; operators (--operator-token) also see private "
+        "state and recent probe calls.",
+        bus="redis",
     )
-    arguments.add_bus_options(view)
     add_http_options(view)
-    view.set_defaults(func=serve_view, http_default=("127.0.0.1", 8080))
+    view.set_defaults(http_default=("127.0.0.1", 8080))
 
 
 def start_from_args(
