@@ -38,6 +38,7 @@ from tests.conftest import ROOT, Processes, auratown, wait_until
 from tests.support.episodes import (
     bakery_unit_record,
     bench_episodes_command,
+    bench_episodes_on_stub,
     finished_sessions,
     start_bench_episodes,
     tasks_finished_once,
@@ -359,11 +360,10 @@ def test_the_llm_path_runs_through_litellm_and_unreadable_judges_never_pass(tmp_
     out = tmp_path / "run"
     with OpenAIStub(responder=_llm_responder) as stub:
         r = auratown(
-            "bench", "episodes", "--tasks", str(PUBLISHED), "--runs", "1", "--assistants", "builtin",
-            "--no-ablation", "--model", "openai/stub-assistant", "--judge-model", "openai/stub-judge",
-            "--api-base", stub.url, "--out", str(out), "--quiet", "--max-turns", "10",
-            env_extra={"OPENAI_API_KEY": "sk-test"}, timeout=300,
-        )  # fmt: skip
+            *bench_episodes_on_stub(stub.url, out, "--max-turns", "10"),
+            env_extra={"OPENAI_API_KEY": "sk-test"},
+            timeout=300,
+        )
         assert r.returncode == 0, r.stderr[-3000:]
         assert stub.request_count > 0
     summary = _summary(out)

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, auratown
+from tests.conftest import auratown
+from tests.support.episodes import bench_episodes_on_stub
 from tests.support.openai_stub import (
     GARBAGE,
     OpenAIStub,
@@ -25,7 +26,6 @@ from tests.support.openai_stub import (
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
 
-PUBLISHED = ROOT / "tests" / "fixtures" / "pibench" / "data" / "pibench_demo"
 UNIT = "pibench_demo_episode.builtin.r1"
 ASK_MODEL_TIMEOUT = 1.0
 ASK_MODEL_BUDGET = 3.0
@@ -114,11 +114,10 @@ def test_bench_episodes_with_models_that_hang_records_failed_sessions_and_writes
     started = time.monotonic()
     with OpenAIStub(responder=_hang_but_grade) as stub:
         r = auratown(
-            "bench", "episodes", "--tasks", str(PUBLISHED), "--runs", "1", "--assistants", "builtin",
-            "--no-ablation", "--model", "openai/stub-assistant", "--judge-model", "openai/stub-judge",
-            "--api-base", stub.url, "--out", str(out), "--quiet", "--max-turns", "3",
-            "--session-timeout", "5", env_extra=env, timeout=300,
-        )  # fmt: skip
+            *bench_episodes_on_stub(stub.url, out, "--max-turns", "3", "--session-timeout", "5"),
+            env_extra=env,
+            timeout=300,
+        )
         made = stub.request_count
     wall = time.monotonic() - started
     assert r.returncode == 0, r.stderr[-3000:]
@@ -161,11 +160,10 @@ def test_garbage_from_the_assistant_model_is_never_sent_and_provide_turns_are_th
     out = tmp_path / "run"
     with OpenAIStub(responder=_garbage_assistant_judge_says_no) as stub:
         r = auratown(
-            "bench", "episodes", "--tasks", str(PUBLISHED), "--runs", "1", "--assistants", "builtin",
-            "--no-ablation", "--model", "openai/stub-assistant", "--judge-model", "openai/stub-judge",
-            "--api-base", stub.url, "--out", str(out), "--quiet", "--max-turns", "3",
-            env_extra={"OPENAI_API_KEY": "sk-stub"}, timeout=300,
-        )  # fmt: skip
+            *bench_episodes_on_stub(stub.url, out, "--max-turns", "3"),
+            env_extra={"OPENAI_API_KEY": "sk-stub"},
+            timeout=300,
+        )
         made = stub.request_count
     assert r.returncode == 0, r.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())

@@ -11,6 +11,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BAKERY = ROOT / "bench" / "episodes" / "data" / "ines_calder"
 """The bundled persona whose episodes the run tests use."""
+PIBENCH_DEMO = ROOT / "tests" / "fixtures" / "pibench" / "data" / "pibench_demo"
+"""The published pi-Bench demo episode (its tasks, tools, seed and scorers)."""
+"""The bundled persona whose episodes the run tests use."""
 
 
 def bench_episodes_command(redis_url: str, out: Path, *more: str) -> list[str]:
@@ -19,6 +22,16 @@ def bench_episodes_command(redis_url: str, out: Path, *more: str) -> list[str]:
         sys.executable, "-m", "deploy.cli", "--log-level", "warning", "bench", "episodes",
         "--tasks", str(BAKERY), "--runs", "1", "--assistants", "builtin", "--no-ablation",
         "--bus", redis_url, *more, "--out", str(out), "--quiet",
+    ]  # fmt: skip
+
+
+def bench_episodes_on_stub(api_base: str, out: Path, *more: str) -> list[str]:
+    """The arguments of ``auratown bench episodes`` over the pi-Bench demo, once, the built-in
+    assistant only, with its models and judges at the OpenAI stub ``api_base``."""
+    return [
+        "bench", "episodes", "--tasks", str(PIBENCH_DEMO), "--runs", "1", "--assistants", "builtin",
+        "--no-ablation", "--model", "openai/stub-assistant", "--judge-model", "openai/stub-judge",
+        "--api-base", api_base, "--out", str(out), "--quiet", *more,
     ]  # fmt: skip
 
 
