@@ -268,6 +268,23 @@ class UnitResetLine(_UnitLineBase):
     event: Literal["reset"] = "reset"
 
 
+class ReflectionRecorded(BaseModel):
+    """The built-in assistant's end-of-session reflection: its usage and fallbacks (already
+    counted in the session's ``assistant_usage``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    usage: UsageSummary
+
+
+class ReflectionMissing(BaseModel):
+    """Why the reflection is not in the record (it had not come when the session was recorded)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    missing: str
+
+
 class SessionFinishedLine(_UnitLineBase):
     """A session ended and was graded."""
 
@@ -278,9 +295,9 @@ class SessionFinishedLine(_UnitLineBase):
     clock: float
     session: SessionEnded
     grade: SessionGrade
-    reflection: dict[str, Any] | None = None
-    """The built-in assistant's end-of-session reflection (its usage and fallbacks, already in the
-    session's ``assistant_usage``), or why it is missing."""
+    reflection: ReflectionRecorded | ReflectionMissing | None = None
+    """The built-in assistant's reflection, or why it is missing (None: an assistant of another
+    kind)."""
     backend_reruns: int = 0
     """Times the app backend (AppWorld's process) died during the session."""
 

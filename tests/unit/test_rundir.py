@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from bench.rundir import (
     RECORD_VERSION,
@@ -17,6 +18,7 @@ from bench.rundir import (
     EpisodeManifest,
     RecordError,
     RecordFile,
+    ReflectionMissing,
     RunDir,
     RunDirError,
     SessionFinishedLine,
@@ -123,16 +125,28 @@ def test_a_bad_record_is_named_by_file_line_and_field(tmp_path: Path) -> None:
         list(RecordFile(units, read_unit_line))
 
 
-def test_a_finished_line_keeps_its_session_and_grade_typed(tmp_path: Path) -> None:
+def test_a_finished_line_keeps_its_session_grade_and_reflection_typed(tmp_path: Path) -> None:
     ended = SessionEnded(episode_id="e", task_id="t1", reason="complete", sim_time=60.0)
-    line = SessionFinishedLine(
-        task_id="t1", task_type="plain", clock=60.0, session=ended, grade=SessionGrade(task_id="t1", comp=0.5)
+    line = SessionFinishedLine.model_validate(
+        {
+            "task_id": "t1",
+            "task_type": "plain",
+            "clock": 60.0,
+            "session": ended,
+            "grade": SessionGrade(task_id="t1", comp=0.5),
+            "reflection": {"missing": "not yet"},
+        }
     )
     path = tmp_path / "units.jsonl"
     RecordFile(path, read_unit_line).append([line])
     [back] = RecordFile(path, read_unit_line)
     assert isinstance(back, SessionFinishedLine) and back.session == ended and back.grade.comp == 0.5
-    assert "backend_reruns" not in json.loads(path.read_text())  # absent, as before, when none
+    assert isinstance(back.reflection, ReflectionMissing)
+    written = json.loads(path.read_text())
+    assert written["reflection"] == {"missing": "not yet"}  # one key: readers count by which
+    assert "backend_reruns" not in written  # absent, as before, when none
+    with pytest.raises(ValidationError):
+        SessionFinishedLine.model_validate(line.line() | {"reflection": {"usage": None, "missing": "x"}})
 
 
 # ---------------------------------------------------------------- resume compares by content
