@@ -24,6 +24,7 @@ from world.episodes.apps import (
     state_diff,
     state_value,
 )
+from world.episodes.apps.base import AppApis, AuthArgs, ToolContext, id_field, logout_tool
 from world.episodes.apps.seed import WorldSeed, seed_apps, unknown_password
 
 TOOLS = EpisodeTools()
@@ -198,6 +199,24 @@ def test_names_are_published_names_and_canonicalise_prefix_tolerantly() -> None:
     assert all(canonical_tool_name(n) == n for n in names)
     app_tools = [t for t in ALL_TOOLS if t.app is not None]
     assert all(t.name == f"mcp_appworld_{t.api}" and t.api.startswith(f"{t.app}__") for t in app_tools)
+
+
+class ThingArgs(AuthArgs):
+    thing_id: int = id_field("The thing's id.")
+
+
+def test_an_app_publishes_its_apis_in_order_under_their_function_names_and_argument_models() -> None:
+    apis = AppApis("shop")
+    apis.add(logout_tool("shop"))
+
+    @apis.api("Show one thing.")
+    def show_thing(ctx: ToolContext, args: ThingArgs) -> dict[str, Any]:
+        return {"thing_id": args.thing_id}
+
+    assert [t.name for t in apis.tools] == ["mcp_appworld_shop__logout", "mcp_appworld_shop__show_thing"]
+    shown = apis.tools[1]
+    assert (shown.api, shown.app, shown.description) == ("shop__show_thing", "shop", "Show one thing.")
+    assert shown.args_model is ThingArgs and shown.run is show_thing
 
 
 def test_a_short_name_calls_the_tool_and_the_outcome_carries_both_names() -> None:
