@@ -8,10 +8,11 @@ import dataclasses
 import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from actors.logging import configure_logging
 from bench._harness import exit_on_sigterm
+from bench._output import finish
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -93,3 +94,29 @@ def begin(parse: Callable[[list[str] | None], T], argv: list[str] | None) -> T:
     params = parse(argv)
     signal.signal(signal.SIGTERM, exit_on_sigterm)
     return params
+
+
+class _Measured(Protocol):
+    elapsed_s: float
+    children: dict[str, int | None]
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+B = TypeVar("B", bound=BenchParams)
+R = TypeVar("R", bound=_Measured)
+
+
+def bench_main(
+    argv: list[str] | None,
+    parse: Callable[[list[str] | None], B],
+    run: Callable[[B], R],
+    sections: Sequence[Callable[[R], str]],
+) -> int:
+    """A benchmark over child processes from start to end: its command line, its run, then its
+    report's sections printed and its results written (``bench._output.finish``)."""
+    params = begin(parse, argv)
+    report = run(params)
+    texts = [section(report) for section in sections]
+    finish(report, Path(params.out), texts, elapsed_s=report.elapsed_s, children=report.children)
+    return 0

@@ -49,7 +49,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from multiprocessing.context import SpawnProcess
 from multiprocessing.synchronize import Event as MpEvent
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -60,9 +59,9 @@ from actors.ids import new_id, new_process_id
 from actors.logging import configure_logging
 from actors.roles import EchoActor as Echo
 from actors.runtime import Actor, Context, Host, on
-from bench._cli import BenchParams, BenchParser, Scale, begin, params_from
+from bench._cli import BenchParams, BenchParser, Scale, bench_main, params_from
 from bench._harness import BenchError, Children, private_machine
-from bench._output import finish, num, results_json, step, table, verdict
+from bench._output import num, results_json, step, table, verdict
 from messages import Envelope, Message, Ping, Pong, decode, encode
 
 MESSAGES = Scale(20_000, quick=2_000)
@@ -772,16 +771,7 @@ def run(params: Params) -> Report:
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = begin(parse_args, argv)
-    report = run(params)
-    finish(
-        report,
-        Path(params.out),
-        [format_table(report), format_checks(report)],
-        elapsed_s=report.elapsed_s,
-        children=report.children,
-    )
-    return 0
+    return bench_main(argv, parse_args, run, (format_table, format_checks))
 
 
 if __name__ == "__main__":

@@ -76,9 +76,9 @@ from actors.bus.local_server import LocalRedisServer
 from actors.runtime import Host, HostConfig, freeze_heap
 from actors.town import TownClient, TownConfig, TownRequestError, embedded_town, ensure_config, spawn_town
 from actors.town.world import TICKS_TOPIC
-from bench._cli import BenchParams, BenchParser, Scale, begin, params_from
+from bench._cli import BenchParams, BenchParser, Scale, bench_main, params_from
 from bench._harness import BenchError, Children, child_result, child_run, private_machine, wait_for_stop
-from bench._output import finish, num, results_json, step, table, verdict
+from bench._output import num, results_json, step, table, verdict
 from messages.town import TickCompleted
 from world import Town, TownDefinition, generate_town
 
@@ -480,24 +480,6 @@ class Report:
         return results_json("bench.town", self.params, self.machine, figures, self.elapsed_s)
 
 
-COLUMNS = (
-    ("mode", -10),
-    ("agents", 6),
-    ("locs", 5),
-    ("actors", 6),
-    ("ticks", 5),
-    ("s/tick", 8),
-    ("ticks/s", 8),
-    ("max tick s", 10),
-    ("host cpu/tick", 13),
-    ("redis cpu/tick", 14),
-    ("conns", 5),
-    ("missed", 6),
-    ("peak RSS MB", 11),
-)
-"""Table headings and widths (negative: left-aligned)."""
-
-
 def _cells(r: Run) -> list[str]:
     return [
         r.mode,
@@ -514,6 +496,24 @@ def _cells(r: Run) -> list[str]:
         num(r.missed, "d"),
         num(r.peak_rss_mb, ".1f"),
     ]
+
+
+COLUMNS = (
+    ("mode", -10),
+    ("agents", 6),
+    ("locs", 5),
+    ("actors", 6),
+    ("ticks", 5),
+    ("s/tick", 8),
+    ("ticks/s", 8),
+    ("max tick s", 10),
+    ("host cpu/tick", 13),
+    ("redis cpu/tick", 14),
+    ("conns", 5),
+    ("missed", 6),
+    ("peak RSS MB", 11),
+)
+"""Table headings and widths (negative: left-aligned)."""
 
 
 def format_table(report: Report) -> str:
@@ -653,16 +653,7 @@ def run(params: Params) -> Report:
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = begin(parse_args, argv)
-    report = run(params)
-    finish(
-        report,
-        Path(params.out),
-        [format_table(report), format_notes(report), format_checks(report)],
-        elapsed_s=report.elapsed_s,
-        children=report.children,
-    )
-    return 0
+    return bench_main(argv, parse_args, run, (format_table, format_notes, format_checks))
 
 
 if __name__ == "__main__":
