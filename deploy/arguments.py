@@ -89,9 +89,13 @@ class Parser(argparse.ArgumentParser):
 
     def add_setting(self, *flags: str, field: str, **kwargs: Any) -> argparse.Action:
         """An option whose default is the ``Settings`` field ``field``."""
-        if self.settings_fields is not None:
-            self.settings_fields.append(field)
+        self.uses_settings(field)
         return self.add_argument(*flags, default=FromSettings(field), **kwargs)
+
+    def uses_settings(self, *fields: str) -> None:
+        """List these settings in the command's help too: what it builds reads them (no option)."""
+        if self.settings_fields is not None:
+            self.settings_fields.extend(fields)
 
     def format_help(self) -> str:
         text = super().format_help()
@@ -100,6 +104,12 @@ class Parser(argparse.ArgumentParser):
         from actors.settings import environment_help
 
         return f"{text}\n{environment_help(self.settings_fields)}"
+
+
+DEAD_LETTER_SETTINGS = ("dlq_max_len", "dlq_max_age", "dlq_max_bytes")
+"""What a command that hosts actors reads: how its dead letters are kept."""
+MODEL_SETTINGS = ("model_timeout", "model_stage_budget", "model_unit_budget")
+"""What a command that may call a model reads: its deadlines."""
 
 
 def apply_settings(args: argparse.Namespace, settings: Settings) -> argparse.Namespace:

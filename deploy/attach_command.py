@@ -39,6 +39,7 @@ def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
         help="comma-separated topics to receive too (e.g. town.ticks)",
     )
     arguments.add_visibility_timeout_option(p, whose="this one's")
+    p.uses_settings(*arguments.DEAD_LETTER_SETTINGS)
 
 
 def attach(args: argparse.Namespace) -> int:

@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         "runtime measured. With --serve, keep serving until SIGTERM/SIGINT.",
         bus="in-process",
     )
+    check.uses_settings(*arguments.DEAD_LETTER_SETTINGS)
     check.add_argument("--asks", type=_positive_int, default=200, help="asks to send (default: %(default)s)")
     check.add_argument("--serve", action="store_true", help="keep serving the echo address until stopped")
     check.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         bus="in-process",
     )
     _town_options(run)
+    run.uses_settings(*arguments.DEAD_LETTER_SETTINGS)
     run.add_argument("--ticks", type=_positive_int, default=35, help="ticks to run (default: a day, 35)")
     run.add_argument("--json", action="store_true", help="print the final state and digests as JSON")
 
@@ -154,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with the agents role: only these agents (comma-separated names or slugs)",
     )
     arguments.add_visibility_timeout_option(daemon)
+    daemon.uses_settings(*arguments.DEAD_LETTER_SETTINGS, *arguments.MODEL_SETTINGS, "intent_reader")
     daemon.add_argument(
         "--mind",
         choices=("schedule", "llm"),
@@ -241,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--registry", choices=("agent_state", "environment"), default="agent_state")
     ask.add_argument("--max-steps", type=_non_negative_int, default=3, help="explore_max_steps (default 3)")
     arguments.add_model_options(ask)
+    ask.uses_settings(*arguments.MODEL_SETTINGS, "intent_reader")
     ask.add_argument(
         "--model-timeout",
         type=_positive_float,
@@ -302,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     aura.add_argument("--data", default=None, help="the AURA release's data directory (default: ours)")
     arguments.add_model_options(aura, model_help="a litellm model for the pipeline (default: offline)")
+    aura.uses_settings(*arguments.MODEL_SETTINGS)
     aura.add_argument("--judge-model", default=None, help="a litellm model for the judge (default: rules)")
     aura.add_argument("--max-steps", type=_non_negative_int, default=3, help="explore_max_steps (default 3)")
     aura.add_argument("--out", default=None, help="run directory (default: runs/SUITE-TIMESTAMP)")
@@ -327,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
         "gold path, metadata.oracle), external:ADDRESS (default: %(default)s)",
     )
     arguments.add_model_options(eps, model_help="a litellm model for the assistant (default: offline)")
+    eps.uses_settings(*arguments.MODEL_SETTINGS)
     eps.add_argument(
         "--judge-model", default=None, help="a litellm model for the user, its judges and the rubric grader"
     )

@@ -128,6 +128,9 @@ def test_a_command_help_lists_the_variables_its_options_default_to() -> None:
     assert "AURATOWN_DLQ_MAX_LEN" not in ping
     daemon = auratown("daemon", "--help", timeout=60).stdout
     assert "AURATOWN_OPERATOR_TOKEN (default: unset)" in daemon
+    # and what the actors it hosts read: dead-letter retention, model deadlines, the intent reader
+    for name in ("DLQ_MAX_LEN", "DLQ_MAX_AGE", "DLQ_MAX_BYTES", "MODEL_TIMEOUT", "INTENT_READER"):
+        assert f"AURATOWN_{name} (default: " in daemon
     assert "AURATOWN_REDIS_URL" not in daemon  # the daemon's bus is in process unless --redis
 
 
