@@ -36,15 +36,10 @@ def running_town(
     bus: Bus, *, seed: int = 42, agents: list[str] | None = None, **cfg: Any
 ) -> Iterator[TownClient]:
     fields: dict[str, Any] = {"ticks_per_second": 0.0, "start_paused": True, "decision_timeout": 10.0}
-    fields.update(cfg)
-    config, _ = ensure_config(bus, TownConfig(definition=embedded_town(), seed=seed, **fields))
-    host = Host(bus, HostConfig(block_ms=50), name="town-test")
-    spawn_town(host, config, roles=ROLES, agents=agents)
-    host.start()
-    try:
+    config, _ = ensure_config(bus, TownConfig(definition=embedded_town(), seed=seed, **(fields | cfg)))
+    with Host(bus, HostConfig(block_ms=50, drain_timeout=5), name="town-test") as host:
+        spawn_town(host, config, roles=ROLES, agents=agents)
         yield TownClient(bus, timeout=20)
-    finally:
-        host.stop(drain_timeout=5)
 
 
 def completions(bus: Bus) -> list[TickCompleted]:
