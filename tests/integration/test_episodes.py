@@ -35,14 +35,7 @@ from messages.episodes import (
     UserTurn,
 )
 from tests.conftest import ROOT, Processes, auratown, wait_until
-from tests.support.episodes import (
-    bakery_unit_record,
-    bench_episodes_command,
-    bench_episodes_on_stub,
-    finished_sessions,
-    start_bench_episodes,
-    tasks_finished_once,
-)
+from tests.support.episodes import bench_episodes_on_stub, start_bench_episodes, tasks_finished_once
 from tests.support.openai_stub import OpenAIStub, Reply, json_reply, ok
 from tests.support.topics import topic_messages
 
@@ -318,25 +311,19 @@ def test_units_spread_over_worker_processes_and_repeat(redis_url: str, tmp_path:
 
 def test_an_interrupted_episode_resumes_where_it_stopped(redis_url: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = bench_episodes_command(redis_url, out)
-    proc = start_bench_episodes(args, stderr=subprocess.DEVNULL)
-    record = bakery_unit_record(out)
-
-    def finished() -> int:
-        return finished_sessions(record)
-
+    run = start_bench_episodes(redis_url, out, stderr=subprocess.DEVNULL)
     try:
-        wait_until(lambda: finished() >= 3, timeout=120, what="three finished sessions")
+        wait_until(lambda: run.finished() >= 3, timeout=120, what="three finished sessions")
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    before = finished()
+        run.process.send_signal(signal.SIGKILL)
+        run.process.wait(timeout=30)
+    before = run.finished()
     assert before < 10, "the run finished before it could be interrupted"
-    r = auratown(*args[3:], timeout=600)
+    r = auratown(*run.command[3:], timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     summary = _summary(out)
     assert summary["units_complete"] == 1
-    tasks_finished_once(record, 10)
+    tasks_finished_once(run.record, 10)
 
 
 def _llm_responder(request: dict[str, Any]) -> Reply:

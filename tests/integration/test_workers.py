@@ -15,13 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, Processes, auratown, wait_until
-from tests.support.episodes import (
-    bakery_unit_record,
-    bench_episodes_command,
-    finished_sessions,
-    start_bench_episodes,
-    tasks_finished_once,
-)
+from tests.support.episodes import start_bench_episodes, tasks_finished_once
 from tests.support.openai_stub import OpenAIStub, Reply
 
 pytestmark = pytest.mark.redis
@@ -142,18 +136,13 @@ def test_a_unit_whose_worker_dies_is_taken_over_and_resumes(
     fast = ("--visibility-timeout", "2")
     first = start_worker(processes, redis_url, namespace, "episodes", tmp_path / "a.log", *fast)
     out = tmp_path / "run"
-    args = bench_episodes_command(redis_url, out, "--remote-workers", namespace)
-    coordinator = start_bench_episodes(args, stderr=subprocess.PIPE)
-    record = bakery_unit_record(out)
-
-    def finished() -> int:
-        return finished_sessions(record)
-
+    run = start_bench_episodes(redis_url, out, "--remote-workers", namespace, stderr=subprocess.PIPE)
+    coordinator = run.process
     try:
-        wait_until(lambda: finished() >= 2, timeout=120, what="two finished sessions")
+        wait_until(lambda: run.finished() >= 2, timeout=120, what="two finished sessions")
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
-        before = finished()
+        before = run.finished()
         assert before < 10, "the unit finished before its worker could be killed"
         start_worker(processes, redis_url, namespace, "episodes", tmp_path / "b.log", *fast)
         _, err = coordinator.communicate(timeout=300)
@@ -163,7 +152,7 @@ def test_a_unit_whose_worker_dies_is_taken_over_and_resumes(
             coordinator.wait(timeout=30)
     assert coordinator.returncode == 0, err.decode()[-3000:]
     assert "unit done" in (tmp_path / "b.log").read_text()  # the second worker finished it
-    done = tasks_finished_once(record, 10)
+    done = tasks_finished_once(run.record, 10)
     summary = _summary(out)
     assert summary["units_complete"] == 1 and summary["grader_errors"] == []
     grades = [

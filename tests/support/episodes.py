@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -13,16 +14,6 @@ BAKERY = ROOT / "bench" / "episodes" / "data" / "ines_calder"
 """The bundled persona whose episodes the run tests use."""
 PIBENCH_DEMO = ROOT / "tests" / "fixtures" / "pibench" / "data" / "pibench_demo"
 """The published pi-Bench demo episode (its tasks, tools, seed and scorers)."""
-"""The bundled persona whose episodes the run tests use."""
-
-
-def bench_episodes_command(redis_url: str, out: Path, *more: str) -> list[str]:
-    """``auratown bench episodes`` over the bakery persona, once, the built-in assistant only."""
-    return [
-        sys.executable, "-m", "deploy.cli", "--log-level", "warning", "bench", "episodes",
-        "--tasks", str(BAKERY), "--runs", "1", "--assistants", "builtin", "--no-ablation",
-        "--bus", redis_url, *more, "--out", str(out), "--quiet",
-    ]  # fmt: skip
 
 
 def bench_episodes_on_stub(api_base: str, out: Path, *more: str) -> list[str]:
@@ -35,14 +26,32 @@ def bench_episodes_on_stub(api_base: str, out: Path, *more: str) -> list[str]:
     ]  # fmt: skip
 
 
-def start_bench_episodes(command: list[str], *, stderr: int) -> subprocess.Popen[bytes]:
-    """``command`` (``bench_episodes_command``) as a process of its own, its output dropped."""
-    return subprocess.Popen(command, cwd=ROOT, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=stderr)
+@dataclass(frozen=True)
+class EpisodesRun:
+    """``auratown bench episodes`` over the bakery persona (once, the built-in assistant only)
+    running as a process of its own."""
+
+    command: list[str]
+    process: subprocess.Popen[bytes]
+    record: Path
+    """The record of the run's one unit."""
+
+    def finished(self) -> int:
+        return finished_sessions(self.record)
 
 
-def bakery_unit_record(out: Path) -> Path:
-    """The record of the bakery persona's one unit in the run directory ``out``."""
-    return out / "units" / "bakery_owner.builtin.r1.jsonl"
+def start_bench_episodes(redis_url: str, out: Path, *more: str, stderr: int) -> EpisodesRun:
+    """The bakery run on the bus at ``redis_url`` into ``out`` (``more``: further options); its
+    standard output dropped."""
+    command = [
+        sys.executable, "-m", "deploy.cli", "--log-level", "warning", "bench", "episodes",
+        "--tasks", str(BAKERY), "--runs", "1", "--assistants", "builtin", "--no-ablation",
+        "--bus", redis_url, *more, "--out", str(out), "--quiet",
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=ROOT, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=stderr
+    )
+    return EpisodesRun(command, process, out / "units" / "bakery_owner.builtin.r1.jsonl")
 
 
 def finished_sessions(record: Path) -> int:
