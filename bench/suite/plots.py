@@ -126,6 +126,8 @@ PLOTS_HOWTO = "pip install 'auratown[plots]'"
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p", "d")
 COLOURS = "tab10"
 X_FORMATS: dict[Axis, str] = {"probes_per_query": ".2f", "violation_pct": ".1f"}
+X_SPANS: dict[Axis, float] = {"probes_per_query": 1.0, "violation_pct": 10.0}
+"""The least of each x axis shown from 0: points all at 0 sit at its left, not in a range around 0."""
 
 
 class MatplotlibMissingError(RuntimeError):
@@ -189,6 +191,8 @@ def pareto_figure(
         )
     if all(0.0 <= float(p.score or 0.0) <= 1.0 for p in points):
         ax.set_ylim(-0.03, 1.03)
+    right = max(X_SPANS[axis], 1.05 * max(float(getattr(p, axis)) for p in points))
+    ax.set_xlim(-0.03 * right, right)  # counts and percentages: never below 0
     ax.legend(
         loc="upper left",
         bbox_to_anchor=(1.02, 1.0),
