@@ -7,8 +7,6 @@ goes through the real litellm code path; the wrapper records the keyword argumen
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -34,7 +32,7 @@ from actors.llm import (
     load_litellm,
     schema_prompt,
 )
-from tests.conftest import ROOT
+from tests.support.imports import modules_loaded_by
 
 litellm = load_litellm()  # as the gateway imports it: offline, with the cost map litellm ships
 
@@ -406,15 +404,7 @@ def test_config_describe_never_shows_the_key() -> None:
 
 
 def test_importing_the_gateway_loads_neither_litellm_nor_pydantic() -> None:
-    code = (
-        "import sys, actors.llm; "
-        "print(sorted(m for m in ('litellm', 'pydantic', 'openai') if m in sys.modules))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    assert modules_loaded_by("import actors.llm", ("litellm", "pydantic", "openai")) == []
 
 
 def test_an_episode_gateway_pool_caps_every_stage_answer() -> None:
