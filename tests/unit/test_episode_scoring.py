@@ -90,6 +90,17 @@ HISTORY = [
 ]  # fmt: skip
 
 
+RAN = [
+    "mcp_appworld_amazon__login",
+    "mcp_appworld_amazon__search_products",
+    SHOW,
+    "mcp_appworld_amazon__add_product_to_cart",
+    PLACE,
+    "read_file",
+]
+"""The tools of ``HISTORY`` that ran, in the order of their first call (turn 1's, then turn 2's)."""
+
+
 def plain(record: ToolRecord) -> dict[str, Any]:
     return {"tool_name": record.tool_name, "call": dict(record.call), "result": dict(record.result)}
 
@@ -103,13 +114,7 @@ def test_a_turn_gives_the_last_call_of_each_task_tool_at_its_first_position() ->
     assert turn_history(HISTORY, 1, TASK_TOOLS) == [plain(NEW_SHOW), plain(PLACED)]
     assert turn_history(HISTORY, 4, TASK_TOOLS) == [plain(AGAIN)]
     # Without a tools list every call of the turn is a candidate (never one that did not run).
-    assert [r["tool_name"] for r in turn_history(HISTORY, 1, None)] == [
-        "mcp_appworld_amazon__login",
-        "mcp_appworld_amazon__search_products",
-        SHOW,
-        "mcp_appworld_amazon__add_product_to_cart",
-        PLACE,
-    ]
+    assert [r["tool_name"] for r in turn_history(HISTORY, 1, None)] == RAN[:-1]
     assert turn_history(HISTORY, 2, None) == [plain(READ)]
 
 
@@ -130,14 +135,7 @@ def test_a_turn_without_a_task_tool_falls_back_to_the_earlier_turns() -> None:
 
 def test_the_fallback_holds_long_results_as_truncated_text() -> None:
     records = turn_history(HISTORY, 3, None)
-    assert [r["tool_name"] for r in records] == [
-        "mcp_appworld_amazon__login",
-        "mcp_appworld_amazon__search_products",
-        SHOW,
-        "mcp_appworld_amazon__add_product_to_cart",
-        PLACE,
-        "read_file",
-    ]
+    assert [r["tool_name"] for r in records] == RAN
     search = records[1]
     text = json.dumps(SEARCH.result, indent=2, ensure_ascii=False)
     assert len(text) > HISTORY_RESULT_CHARS == 3000
@@ -177,14 +175,7 @@ def test_a_call_that_never_ran_reaches_no_scorer() -> None:
 
 def test_the_faithful_reading_keeps_the_last_call_per_exact_name() -> None:
     records = faithful_history(HISTORY)
-    assert [r["tool_name"] for r in records] == [
-        "mcp_appworld_amazon__login",
-        "mcp_appworld_amazon__search_products",
-        SHOW,
-        "mcp_appworld_amazon__add_product_to_cart",
-        PLACE,
-        "read_file",
-    ]
+    assert [r["tool_name"] for r in records] == RAN
     assert records[2] == plain(AGAIN) and records[4] == plain(PLACED)
     assert reading_of(HISTORY, "faithful") == records
 
