@@ -13,7 +13,7 @@ import pytest
 from actors.bus import Bus
 from actors.roles.registry import AUDIT_TOPIC, REGISTRY, RegistryActor
 from actors.runtime import Host, HostConfig
-from actors.town import TownClient, TownConfig, embedded_town, ensure_config, spawn_town
+from actors.town import TownClient, embedded_town
 from messages.probes import (
     AuditRecord,
     GetProbeScene,
@@ -27,6 +27,7 @@ from messages.probes import (
 from messages.town import Rejected
 from tests.conftest import aura_release_json, wait_until
 from tests.support.topics import topic_messages
+from tests.support.town import running_town
 from world import Town
 from world.probes import ProbeRegistry, ProbeScene, ToolSpec, agent_state_registry, scene_from_aura_v2
 
@@ -42,17 +43,13 @@ def scene_a() -> ProbeScene:
 @contextmanager
 def hosted(bus: Bus, registry: RegistryActor, *, town: bool = False) -> Iterator[TownClient]:
     """A host with ``registry`` at ``registry`` and, if asked, the town's clock, world and agents."""
-    host = Host(bus, HostConfig(block_ms=50), name="registry-test")
     if town:
-        fields: dict[str, Any] = {"ticks_per_second": 0.0, "start_paused": True, "decision_timeout": 10.0}
-        config, _ = ensure_config(bus, TownConfig(definition=embedded_town(), seed=42, **fields))
-        spawn_town(host, config, roles=TOWN_ROLES)
-    host.spawn(lambda: registry, REGISTRY)
-    host.start()
-    try:
+        with running_town(bus, roles=TOWN_ROLES, actors={REGISTRY: lambda: registry}) as client:
+            yield client
+        return
+    with Host(bus, HostConfig(block_ms=50, drain_timeout=5), name="registry-test") as host:
+        host.spawn(lambda: registry, REGISTRY)
         yield TownClient(bus, timeout=20)
-    finally:
-        host.stop(drain_timeout=5)
 
 
 def audits(bus: Bus) -> list[AuditRecord]:

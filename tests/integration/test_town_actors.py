@@ -3,17 +3,12 @@ late agents, injected events, clock controls, export and import."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
 import pytest
 
 from actors.bus import Bus, MemoryTransport
 from actors.bus._transport import Fields
 from actors.runtime import Host, HostConfig
 from actors.town import (
-    ROLES,
     TICKS_TOPIC,
     ClockState,
     StepTimeoutError,
@@ -28,18 +23,8 @@ from actors.town import (
 from messages.town import InjectEvent, TickCompleted, TownEvent
 from tests.conftest import wait_until
 from tests.support.topics import topic_messages
+from tests.support.town import running_town
 from world import Town
-
-
-@contextmanager
-def running_town(
-    bus: Bus, *, seed: int = 42, agents: list[str] | None = None, **cfg: Any
-) -> Iterator[TownClient]:
-    fields: dict[str, Any] = {"ticks_per_second": 0.0, "start_paused": True, "decision_timeout": 10.0}
-    config, _ = ensure_config(bus, TownConfig(definition=embedded_town(), seed=seed, **(fields | cfg)))
-    with Host(bus, HostConfig(block_ms=50, drain_timeout=5), name="town-test") as host:
-        spawn_town(host, config, roles=ROLES, agents=agents)
-        yield TownClient(bus, timeout=20)
 
 
 def completions(bus: Bus) -> list[TickCompleted]:
