@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support.programs import run_module
 
 MARKED = "tests/unit/test_world_town.py::test_the_aura_release_map_loads_unchanged"
 
@@ -19,15 +18,7 @@ def pytest_without_the_release(absent: Path, *, ci: bool) -> subprocess.Complete
     env["AURATOWN_AURA_DATA"] = str(absent)
     if ci:
         env["CI"] = "true"
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", MARKED],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_module("pytest", "-q", "-p", "no:cacheprovider", MARKED, env=env)
 
 
 def test_without_the_release_a_marked_test_skips_and_says_how_to_get_it(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import urllib.error
@@ -37,6 +36,7 @@ from bench.episodes.loader import LoadedEpisode, load_episode
 from messages.episodes import EndSession, GetToolHistory, ToolHistory, UserTurn
 from messages.probes import AuditRecord, ProbePolicy
 from tests.conftest import ROOT
+from tests.support.programs import run_module
 from tests.support.topics import topic_messages
 from world.episodes.apps import EpisodeTools
 from world.episodes.assistant.oracle import OracleTurn, fill
@@ -396,17 +396,10 @@ def test_auratown_mcp_on_stdio_lists_and_calls_tools(
 
 def test_listening_beyond_loopback_without_a_token_is_refused_in_one_line() -> None:
     env = {k: v for k, v in os.environ.items() if k != "AURATOWN_MCP_TOKEN"}
-    argv = [sys.executable, "-m", "deploy.cli", "mcp", "--bus", "redis://127.0.0.1:1/0", "--namespace", "ns",
-            "--registry", "registry.x", "--http", "0.0.0.0:0"]  # fmt: skip
-    r = subprocess.run(
-        argv,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+    r = run_module(
+        "deploy.cli", "mcp", "--bus", "redis://127.0.0.1:1/0", "--namespace", "ns",
+        "--registry", "registry.x", "--http", "0.0.0.0:0", env=env, timeout=30,
+    )  # fmt: skip
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, lines

@@ -9,15 +9,13 @@ line on stderr).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.episodes.surface import main
-from tests.conftest import ROOT
+from tests.support.programs import run_module
 from world.episodes.apps.appworld_api import json_type
 from world.episodes.apps.base import EpisodeTool
 from world.episodes.apps.registry import ALL_TOOLS, APPS
@@ -171,13 +169,6 @@ def test_docs_and_appworld_are_one_or_the_other(tmp_path: Path, docs: list[dict[
 
 
 def test_the_module_runs_as_a_command(tmp_path: Path, docs: list[dict[str, Any]]) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.episodes.surface", "--docs", str(write(tmp_path, drift(docs)))],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_module("bench.episodes.surface", "--docs", str(write(tmp_path, drift(docs))), timeout=60)
     assert done.returncode == 1
     assert done.stdout.splitlines()[-1] == summary(list(APPS), 2)
