@@ -379,7 +379,8 @@ def test_decisions_are_read_strictly() -> None:
 # ---------------------------------------------------------------- the rubric's trace
 
 
-def session() -> SessionEnded:
+def session(*later: TurnRecord) -> SessionEnded:
+    """A session whose first turn orders tea, with the ``later`` turns after it."""
     return SessionEnded(
         episode_id="ep",
         task_id="t1",
@@ -387,6 +388,7 @@ def session() -> SessionEnded:
         turns=(
             TurnRecord(turn=1, role="user", kind="request", text="Order 2 boxes of green tea"),
             TurnRecord(turn=1, role="assistant", kind="offline", text="I will look at the shop."),
+            *later,
         ),
     )
 
@@ -421,15 +423,9 @@ def test_the_deterministic_rubric_judge_does_not_take_the_users_words_as_evidenc
 
 
 def test_a_turns_trace_holds_the_conversation_so_far_and_that_turns_extracts() -> None:
-    ended = SessionEnded(
-        episode_id="ep",
-        task_id="t1",
-        reason="complete",
-        turns=(
-            *session().turns,
-            TurnRecord(turn=2, role="user", kind="provide", text="Two boxes, please."),
-            TurnRecord(turn=2, role="assistant", kind="offline", text="Ordered two boxes."),
-        ),
+    ended = session(
+        TurnRecord(turn=2, role="user", kind="provide", text="Two boxes, please."),
+        TurnRecord(turn=2, role="assistant", kind="offline", text="Ordered two boxes."),
     )
     show = "mcp_appworld_amazon__show_order"
     history = [
