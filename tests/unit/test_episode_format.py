@@ -547,6 +547,13 @@ def shop_task(tools: list[dict[str, Any]], **changes: Any) -> dict[str, Any]:
     return task_data(objectives={"checklist": [], "tools": tools}, **changes)
 
 
+def scored_shop_episode(where: Path, tools: list[dict[str, Any]], tools_yaml: str, scorer: str) -> Path:
+    """An episode of one shop task scored by ``scorer`` (``scripts/score.py``), its persona offering
+    the tools ``tools_yaml`` names."""
+    files = {"tools.yaml": tools_yaml, "scripts/score.py": scorer}
+    return write_episode(where, [shop_task(tools, tools_evaluation_path="scripts/score.py")], files=files)
+
+
 def test_tool_names_in_a_tools_list_are_matched_prefix_tolerantly_and_only_warned(tmp_path: Path) -> None:
     tools = [
         {"mcp_appworld_amazon__show_order": {"call": ["order_id"]}},
@@ -599,13 +606,8 @@ def test_tools_yaml_decides_which_app_tools_a_task_can_use(tmp_path: Path) -> No
         {"mcp_appworld_amazon__show_cart": {"call": ["access_token"]}},
         {"read_file": {"call": ["path"]}},
     ]
-    files = {
-        "tools.yaml": "tool_names:\n  - amazon__login\n  - amazon__place_order\n",
-        "scripts/shop.py": scorer,
-    }
-    root = write_episode(
-        tmp_path / "ep", [shop_task(tools, tools_evaluation_path="scripts/shop.py")], files=files
-    )
+    tools_yaml = "tool_names:\n  - amazon__login\n  - amazon__place_order\n"
+    root = scored_shop_episode(tmp_path / "ep", tools, tools_yaml, scorer)
     issues = lint_episode(root, SERVED)
     not_offered = only_issue(issues, "objectives.tools[1].mcp_appworld_amazon__show_cart", "warning")
     assert (
@@ -614,7 +616,7 @@ def test_tools_yaml_decides_which_app_tools_a_task_can_use(tmp_path: Path) -> No
     assert issues_at(issues, "objectives.tools[0].mcp_appworld_amazon__place_order") == []
     assert issues_at(issues, "objectives.tools[2].read_file") == []  # workspace tools are always offered
     in_scorer = only_issue(issues, "score", "warning")
-    assert in_scorer.file == str(root / "scripts" / "shop.py")
+    assert in_scorer.file == str(root / "scripts" / "score.py")
     assert "'mcp_appworld_amazon__show_cart': the persona's tools.yaml does not offer it" in in_scorer.message
     loaded = load_episode(root)
     assert loaded.offered == ("amazon__login", "amazon__place_order")
@@ -630,13 +632,8 @@ def test_a_tool_only_appworld_serves_is_a_warning(tmp_path: Path) -> None:
         "def score(h):\n"
         "    return {'returned': int(any(r['tool_name'] == 'amazon__initiate_return' for r in h))}\n"
     )
-    files = {
-        "tools.yaml": "tool_names: [file_system__show_file, amazon__initiate_return]\n",
-        "scripts/s.py": scorer,
-    }
-    root = write_episode(
-        tmp_path / "ep", [shop_task(tools, tools_evaluation_path="scripts/s.py")], files=files
-    )
+    tools_yaml = "tool_names: [file_system__show_file, amazon__initiate_return]\n"
+    root = scored_shop_episode(tmp_path / "ep", tools, tools_yaml, scorer)
     issues = lint_episode(root, SERVED)
     listed = only_issue(issues, "objectives.tools[0].mcp_appworld_file_system__show_file", "warning")
     assert listed.message.endswith(
