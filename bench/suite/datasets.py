@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from actors.settings import load_settings
 from messages.probes import ProbeScene
@@ -160,6 +160,40 @@ class ImplicitScene(_Record):
 Query = FactualQuery | PrivacyQuery | ImplicitQuery
 
 
+class ReleasedCell(_Record):
+    """One cell of the paper's released implicit-intent v2 multi-seed results
+    (``rq_intent_v2_multiseed*.json``): a model's answer to one query under one condition and seed,
+    scored by the paper's judge."""
+
+    seed: str
+    condition: str
+    query_id: int
+    answer: str = ""
+    implicit_score: float | None = None
+    literal_score: float | None = None
+    probes: int = 0
+    tools_called: tuple[str, ...] = ()
+    forbidden_violations: tuple[str, ...] = ()
+    latency: float = 0.0
+    gap: float | str | None = None
+    """The inferred gap; ``None`` without an IntentFrame, ``"oracle"`` for the oracle condition."""
+    scene: str = ""
+    subcategory: str = ""
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _no_answer_is_empty(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    def judged(self) -> tuple[float, float]:
+        """(literal, implicit): the paper's judge's scores of this cell."""
+        if self.literal_score is None or self.implicit_score is None:
+            raise SuiteFormatError(
+                f"cell of query {self.query_id} ({self.condition}, seed {self.seed}) has no judge scores"
+            )
+        return self.literal_score, self.implicit_score
+
+
 class Suite(_Record):
     name: SuiteName
     queries: tuple[Query, ...]
@@ -248,6 +282,25 @@ def read_v2(path: str | Path) -> tuple[dict[int, ImplicitQuery], dict[str, Impli
     directory holding one): what the judges and their agreement check read."""
     suite = load_suite("implicit-v2", path)
     return {q.id: q for q in suite.implicit()}, dict(suite.scenes)
+
+
+def released_cells(path: str | Path) -> list[ReleasedCell]:
+    """Every cell of a released multi-seed results file (``per_seed``: seed -> condition -> cells),
+    in file order. Raises ``SuiteFileError`` or ``SuiteFormatError`` naming the file."""
+    path = Path(path)
+    per_seed = _read_json(path).get("per_seed")
+    if not isinstance(per_seed, dict):
+        raise SuiteFormatError(f"{path}: expected a 'per_seed' object of seed -> condition -> cells")
+    out: list[ReleasedCell] = []
+    for seed, by_condition in per_seed.items():
+        for condition, records in by_condition.items():
+            for i, record in enumerate(records):
+                try:
+                    out.append(ReleasedCell.model_validate({**record, "seed": seed, "condition": condition}))
+                except (ValidationError, TypeError) as exc:
+                    why = _first_error(exc) if isinstance(exc, ValidationError) else "not an object"
+                    raise SuiteFormatError(f"{path}: seed {seed}, {condition}, cell #{i}: {why}") from None
+    return out
 
 
 def _split(

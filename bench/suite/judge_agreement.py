@@ -17,13 +17,12 @@ else ../shared/data/aura next to the repository. Exit status: 0 when every held-
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bench.suite.datasets import AURA_RELEASE, ImplicitQuery, ImplicitScene, read_v2
+from bench.suite.datasets import AURA_RELEASE, ImplicitQuery, ImplicitScene, read_v2, released_cells
 from bench.suite.judges import Agreement, Assessment, ImplicitIntentJudge, JudgeParams, band
 from bench.suite.stats import mean
 
@@ -62,23 +61,11 @@ class Cell:
 def load_cells(results_path: str | Path, queries_path: str | Path) -> list[Cell]:
     """Every cell of an rq_intent_v2 multiseed file (seed -> condition -> cells), with its query and scene."""
     queries, scenes = read_v2(queries_path)
-    results = json.loads(Path(results_path).read_text(encoding="utf-8"))
     cells: list[Cell] = []
-    for seed, conditions in results["per_seed"].items():
-        for condition, records in conditions.items():
-            for r in records:
-                q = queries[int(r["query_id"])]
-                cells.append(
-                    Cell(
-                        str(seed),
-                        condition,
-                        q,
-                        scenes[q.scene],
-                        str(r.get("answer") or ""),
-                        float(r["implicit_score"]),
-                        float(r["literal_score"]),
-                    )
-                )
+    for c in released_cells(results_path):
+        q = queries[c.query_id]
+        literal, implicit = c.judged()
+        cells.append(Cell(c.seed, c.condition, q, scenes[q.scene], c.answer, implicit, literal))
     return cells
 
 

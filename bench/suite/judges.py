@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bench.suite.datasets import ImplicitQuery, ImplicitScene, read_v2
+from bench.suite.datasets import ImplicitQuery, ImplicitScene, read_v2, released_cells
 from world.text import words
 
 if TYPE_CHECKING:
@@ -1211,13 +1211,6 @@ class AgreementReport:
         return "\n".join(lines)
 
 
-def iter_cells(results: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
-    """Every per-cell record of an rq_intent_v2 multiseed file (seed -> condition -> cells)."""
-    for conditions in results["per_seed"].values():
-        for cells in conditions.values():
-            yield from cells
-
-
 def judge_agreement(
     results_path: str | Path,
     queries_path: str | Path,
@@ -1227,24 +1220,18 @@ def judge_agreement(
     cells and compare with the paper's judge scores. Failed cells are counted and left out of the pairs."""
     queries, scenes = read_v2(queries_path)
     run = judge or ImplicitIntentJudge().judge
-    results = json.loads(Path(results_path).read_text(encoding="utf-8"))
     pairs: list[tuple[str, float, float, float, float]] = []
     failures = cells = 0
-    for cell in iter_cells(results):
+    for cell in released_cells(results_path):
         cells += 1
-        query = queries[int(cell["query_id"])]
-        verdict = run(query, scenes[query.scene], str(cell.get("answer") or ""))
+        query = queries[cell.query_id]
+        paper_literal, paper_implicit = cell.judged()
+        verdict = run(query, scenes[query.scene], cell.answer)
         if isinstance(verdict, JudgeFailure):
             failures += 1
             continue
         pairs.append(
-            (
-                query.subcategory,
-                float(cell["implicit_score"]),
-                verdict.implicit_score,
-                float(cell["literal_score"]),
-                verdict.literal_score,
-            )
+            (query.subcategory, paper_implicit, verdict.implicit_score, paper_literal, verdict.literal_score)
         )
     by_sub: dict[str, tuple[Agreement, Agreement]] = {}
     for sub in sorted({p[0] for p in pairs}):

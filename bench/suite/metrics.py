@@ -7,7 +7,6 @@ forbidden-tool violation % (Appendix A10 privacy slice), probes per query, laten
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bench.suite.datasets import released_cells
 from bench.suite.stats import (
     BootstrapResult,
     PearsonResult,
@@ -273,25 +273,23 @@ def paper_cells(path: str | Path) -> list[CellRecord]:
     Latency/probes/tools come from the record; the release has no token counts, fallbacks or
     disclosure, so those stay 0.
     """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    out: list[CellRecord] = []
-    for seed, by_condition in data["per_seed"].items():
-        for condition, records in by_condition.items():
-            for r in records:
-                scores = {k: float(r[k]) for k in ("implicit_score", "literal_score") if r.get(k) is not None}
-                out.append(
-                    CellRecord(
-                        query_id=r["query_id"],
-                        seed=int(seed),
-                        condition=condition,
-                        scores=scores,
-                        probes=int(r.get("probes", 0)),
-                        tools_called=tuple(r.get("tools_called", ())),
-                        forbidden_violations=tuple(r.get("forbidden_violations", ())),
-                        latency=float(r.get("latency", 0.0)),
-                        gap=_float_or_none(r.get("gap")),
-                        scene=str(r.get("scene", "")),
-                        subcategory=str(r.get("subcategory", "")),
-                    )
-                )
-    return out
+    return [
+        CellRecord(
+            query_id=c.query_id,
+            seed=int(c.seed),
+            condition=c.condition,
+            scores={
+                name: score
+                for name, score in (("implicit_score", c.implicit_score), ("literal_score", c.literal_score))
+                if score is not None
+            },
+            probes=c.probes,
+            tools_called=c.tools_called,
+            forbidden_violations=c.forbidden_violations,
+            latency=c.latency,
+            gap=_float_or_none(c.gap),
+            scene=c.scene,
+            subcategory=c.subcategory,
+        )
+        for c in released_cells(path)
+    ]

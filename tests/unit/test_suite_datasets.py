@@ -26,6 +26,8 @@ from bench.suite.datasets import (
     paired_snapshot,
     paired_snapshots,
     probe_scene,
+    read_v2,
+    released_cells,
 )
 from tests.conftest import AURA_RELEASE
 from world.probes import agent_state_registry, environment_registry
@@ -199,6 +201,42 @@ def test_bundled_ids_do_not_collide_across_sets() -> None:
         for q in load_suite(name, None).queries
     ]
     assert len(ids) == len(set(ids))
+
+
+@pytest.mark.aura_release
+def test_the_released_cells_and_their_queries_come_from_the_one_loader() -> None:
+    cells = released_cells(AURA_RELEASE / "rq_intent_v2_multiseed_AB.json")
+    queries, scenes = read_v2(AURA_RELEASE)
+    assert len(cells) == 750  # 3 seeds x 5 conditions x 50 queries
+    assert {c.seed for c in cells} == {"42", "123", "456"} and len({c.condition for c in cells}) == 5
+    assert {c.query_id for c in cells} == set(queries) and set(scenes) == {q.scene for q in queries.values()}
+    assert all(0.0 <= s <= 1.0 for c in cells for s in c.judged())
+    assert {c.gap for c in cells if c.condition == "oracle_intent"} == {"oracle"}
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        ('{"cells": []}', "'per_seed'"),
+        ('{"per_seed": {"1": {"tom": [{"answer": "hi"}]}}}', r"seed 1, tom, cell #0: query_id: Field"),
+        ('{"per_seed": {"1": {"tom": [7]}}}', r"cell #0: not an object"),
+    ],
+)
+def test_a_bad_results_file_is_a_one_line_format_error(tmp_path: Path, content: str, match: str) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(SuiteFormatError, match=match) as exc:
+        released_cells(path)
+    assert "\n" not in str(exc.value) and "results.json" in str(exc.value)
+
+
+def test_a_cell_without_the_papers_scores_cannot_stand_for_them(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text('{"per_seed": {"1": {"tom": [{"query_id": 3, "answer": null}]}}}', encoding="utf-8")
+    (cell,) = released_cells(path)
+    assert cell.answer == "" and cell.implicit_score is None
+    with pytest.raises(SuiteFormatError, match=r"query 3 .*no judge scores"):
+        cell.judged()
 
 
 # ---------------------------------------------------------------- errors
