@@ -1,4 +1,4 @@
-"""The actor runtime: hosts, supervision, handler contexts."""
+"""The actor runtime: hosts, their middleware, handler contexts."""
 
 from actors.runtime._actor import (
     Actor,
@@ -8,8 +8,10 @@ from actors.runtime._actor import (
     UnhandledMessageError,
     on,
 )
+from actors.runtime._config import HostConfig
 from actors.runtime._heap import freeze_heap
-from actors.runtime._host import ActorCrashedError, Host, HostConfig, HostError
+from actors.runtime._host import ActorCrashedError, Host, HostError
+from actors.runtime._middleware import Middleware, Rejected
 from actors.runtime._pool import CellDeadError
 
 __all__ = [
@@ -20,7 +22,9 @@ __all__ = [
     "Host",
     "HostConfig",
     "HostError",
+    "Middleware",
     "PermanentError",
+    "Rejected",
     "StatefulActor",
     "UnhandledMessageError",
     "freeze_heap",

@@ -13,6 +13,7 @@ import collections
 import queue
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import structlog
@@ -81,6 +82,18 @@ class WorkerPool:
             t.join(timeout=timeout)
 
 
+@dataclass(frozen=True)
+class CellHooks:
+    """What a cell runs for its actor: ``start`` before the first batch, ``handle`` per batch (with
+    whether more are queued behind it), ``stop`` after the last; ``on_death`` is told when any of
+    them raised and the cell ended."""
+
+    start: Callable[[], None]
+    handle: Callable[[list[Delivery], bool], None]
+    stop: Callable[[], None]
+    on_death: Callable[[BaseException], None]
+
+
 _STOP = object()
 
 
@@ -104,10 +117,7 @@ class Mailbox:
         throughput: int = 8,
     ) -> None:
         self._pool = pool
-        self._start = start
-        self._handle = handle
-        self._stop = stop
-        self._on_death = on_death
+        self._hooks = CellHooks(start=start, handle=handle, stop=stop, on_death=on_death)
         self._throughput = throughput
         """Batches handled per turn before the worker goes on to other mailboxes (fairness)."""
         self._queue: collections.deque[object] = collections.deque()
@@ -154,7 +164,7 @@ class Mailbox:
         try:
             if not self._started:
                 self._started = True
-                self._start()
+                self._hooks.start()
             for _ in range(self._throughput):
                 with self._lock:
                     if not self._queue:
@@ -164,14 +174,14 @@ class Mailbox:
                     more = bool(self._queue)
                 if item is _STOP:
                     try:
-                        self._stop()
+                        self._hooks.stop()
                     finally:
                         self._end()
                     return
-                self._handle(item, more)  # type: ignore[arg-type]
+                self._hooks.handle(item, more)  # type: ignore[arg-type]
         except BaseException as exc:  # noqa: BLE001 - reported to the supervisor, like a dead thread
             self._end()
-            self._on_death(exc)
+            self._hooks.on_death(exc)
             return
         self._pool.submit(self)  # more is queued: back of the line, after the other mailboxes
 
