@@ -547,10 +547,12 @@ def shop_task(tools: list[dict[str, Any]], **changes: Any) -> dict[str, Any]:
     return task_data(objectives={"checklist": [], "tools": tools}, **changes)
 
 
-def scored_shop_episode(where: Path, tools: list[dict[str, Any]], tools_yaml: str, scorer: str) -> Path:
-    """An episode of one shop task scored by ``scorer`` (``scripts/score.py``), its persona offering
-    the tools ``tools_yaml`` names."""
-    files = {"tools.yaml": tools_yaml, "scripts/score.py": scorer}
+def scored_shop_episode(
+    where: Path, tools: list[dict[str, Any]], scorer: str, tools_yaml: str | None = None
+) -> Path:
+    """An episode of one shop task listing ``tools``, scored by ``scorer`` (``scripts/score.py``);
+    with ``tools_yaml``, its persona offers the tools that names."""
+    files = {"scripts/score.py": scorer} | ({} if tools_yaml is None else {"tools.yaml": tools_yaml})
     return write_episode(where, [shop_task(tools, tools_evaluation_path="scripts/score.py")], files=files)
 
 
@@ -607,7 +609,7 @@ def test_tools_yaml_decides_which_app_tools_a_task_can_use(tmp_path: Path) -> No
         {"read_file": {"call": ["path"]}},
     ]
     tools_yaml = "tool_names:\n  - amazon__login\n  - amazon__place_order\n"
-    root = scored_shop_episode(tmp_path / "ep", tools, tools_yaml, scorer)
+    root = scored_shop_episode(tmp_path / "ep", tools, scorer, tools_yaml)
     issues = lint_episode(root, SERVED)
     not_offered = only_issue(issues, "objectives.tools[1].mcp_appworld_amazon__show_cart", "warning")
     assert (
@@ -633,7 +635,7 @@ def test_a_tool_only_appworld_serves_is_a_warning(tmp_path: Path) -> None:
         "    return {'returned': int(any(r['tool_name'] == 'amazon__initiate_return' for r in h))}\n"
     )
     tools_yaml = "tool_names: [file_system__show_file, amazon__initiate_return]\n"
-    root = scored_shop_episode(tmp_path / "ep", tools, tools_yaml, scorer)
+    root = scored_shop_episode(tmp_path / "ep", tools, scorer, tools_yaml)
     issues = lint_episode(root, SERVED)
     listed = only_issue(issues, "objectives.tools[0].mcp_appworld_file_system__show_file", "warning")
     assert listed.message.endswith(
@@ -659,12 +661,11 @@ def test_a_scorer_only_sees_the_tools_its_task_lists(tmp_path: Path) -> None:
         "    return {'shown': int('mcp_appworld_amazon__show_order' in names),\n"
         "            'mailed': int('mcp_appworld_gmail__send_email' in names)}\n"
     )
-    listed = shop_task(
-        [{"mcp_appworld_amazon__show_order": {"call": ["order_id"]}}], tools_evaluation_path="scripts/s.py"
+    root = scored_shop_episode(
+        tmp_path / "ep", [{"mcp_appworld_amazon__show_order": {"call": ["order_id"]}}], scorer
     )
-    root = write_episode(tmp_path / "ep", [listed], files={"scripts/s.py": scorer})
     issue = only_issue(lint_episode(root, SERVED), "score", "warning")
-    assert issue.file == str(root / "scripts" / "s.py")
+    assert issue.file == str(root / "scripts" / "score.py")
     assert (
         "the scorer looks for 'mcp_appworld_gmail__send_email', which task t1's tools list does not name"
         in issue.message
@@ -687,11 +688,8 @@ def test_prefix_strings_in_a_scorer_are_no_tool_names(tmp_path: Path) -> None:
         "    return {'used amazon__place_order successfully': int('amazon__place_order' in names),\n"
         "            'mcp_appworld_ calls': len(names) > 0}\n"
     )
-    task = shop_task(
-        [{"mcp_appworld_amazon__place_order": {"call": ["address_id"]}}], tools_evaluation_path="scripts/s.py"
-    )
-    root = write_episode(tmp_path / "ep", [task], files={"scripts/s.py": scorer})
-    assert lint_episode(root, SERVED) == []
+    tools = [{"mcp_appworld_amazon__place_order": {"call": ["address_id"]}}]
+    assert lint_episode(scored_shop_episode(tmp_path / "ep", tools, scorer), SERVED) == []
 
 
 def test_a_scorer_inside_the_task_directory_is_staged_and_warned(tmp_path: Path) -> None:
