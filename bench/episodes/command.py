@@ -186,8 +186,11 @@ def run_units_here(
         raise EpisodeUsageError(str(exc)) from None
     try:
         with _progress(args, units) as progress:
-            progress.start()
-            for unit in units:
+            # A unit an earlier invocation finished is kept (run again here, with the in-process
+            # bus's state gone, it would start over).
+            todo = [u for u in units if not set(u.task_ids) <= run_dir.unit(u.key).finished_tasks()]
+            progress.start(done=len(units) - len(todo))
+            for unit in todo:
                 progress.note(f"{unit.key}: started")
                 UnitRunner(host, unit, run_dir.unit(unit.key), on_session=progress.note).run()
                 progress.advance()

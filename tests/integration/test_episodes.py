@@ -6,6 +6,7 @@ resume after a kill, the LLM path through litellm)."""
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
@@ -468,3 +469,25 @@ def test_the_registry_stages_binaries_offers_the_personas_tools_and_records_each
         ]
     finally:
         host.stop()
+
+
+def test_a_rerun_resumes_given_other_paths_and_refuses_another_configuration(tmp_path: Path) -> None:
+    """The same run asked for with the paths spelt otherwise (relative tasks, ``./`` and a trailing
+    slash in ``--out``) resumes and runs nothing again; another configuration is refused in one line
+    that names each field that differs."""
+    out = tmp_path / "run"
+    common = ("bench", "episodes", "--assistants", "builtin", "--no-ablation", "--quiet")
+    first = auratown(*common, "--tasks", str(PUBLISHED), "--runs", "1", "--out", str(out), timeout=300)
+    assert first.returncode == 0, first.stderr[-3000:]
+    record = out / "units" / "pibench_demo_episode.builtin.r1.jsonl"
+    lines = record.read_text()
+    again = auratown(
+        *common, "--tasks", os.path.relpath(PUBLISHED, ROOT), "--runs", "1", "--out", f"{tmp_path}/./run/",
+        timeout=300,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert record.read_text() == lines  # resumed: every session was already recorded
+    other = auratown(*common, "--tasks", str(PUBLISHED), "--runs", "2", "--max-turns", "3", "--out", str(out))
+    assert other.returncode == 2
+    [error] = other.stderr.strip().splitlines()
+    assert "runs: 1 -> 2" in error and "max_turns: None -> 3" in error and "tasks" not in error
