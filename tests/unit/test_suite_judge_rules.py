@@ -21,42 +21,30 @@ from bench.suite.judges import (
     value_surfaced,
 )
 
-SCENE = ImplicitScene.model_validate(
-    {
-        "summary": "Net Loft, 6:40 PM. Present: Bruno Silva, Dev Rao. Ada Park is at the Harbour Bakery.",
-        "public_state": {
-            "Ada Park": {"location": "Harbour Bakery", "action": "boxing bread rolls"},
-            "Bruno Silva": {"location": "Net Loft", "action": "reading notes aloud"},
-            "Cleo Tan": {"location": "Sea Wall", "action": "sketching the boats"},
-            "Dev Rao": {"location": "Net Loft", "action": "repairing the ferry engine"},
-        },
-        "private_state": {
-            "Ada Park": {
-                "availability": "in_a_hurry",
-                "emotional_state": "weary",
-                "unspoken_goal": "baking a surprise cake for her sister",
-            },
-            "Bruno Silva": {
-                "availability": "engaged",
-                "emotional_state": "excited",
-                "unspoken_goal": "winning a seat on the harbour council",
-            },
-            "Cleo Tan": {
-                "availability": "open_to_chat",
-                "emotional_state": "homesick",
-                "unspoken_goal": "finding a buyer for her old dinghy",
-            },
-            "Dev Rao": {
-                "availability": "concentrating",
-                "emotional_state": "irritated",
-                "unspoken_goal": "getting the ferry running before dawn",
-            },
-        },
-        "beliefs_about_others": {
-            "Ada Park": {"Bruno Silva": {"availability": "available", "emotional_state": "calm"}},
-            "Cleo Tan": {"Dev Rao": {"availability": "busy", "emotional_state": "unknown"}},
-        },
-    }
+# name: (location, action) and (availability, emotional_state, unspoken_goal)
+PUBLIC = {
+    "Ada Park": ("Harbour Bakery", "boxing bread rolls"),
+    "Bruno Silva": ("Net Loft", "reading notes aloud"),
+    "Cleo Tan": ("Sea Wall", "sketching the boats"),
+    "Dev Rao": ("Net Loft", "repairing the ferry engine"),
+}
+PRIVATE = {
+    "Ada Park": ("in_a_hurry", "weary", "baking a surprise cake for her sister"),
+    "Bruno Silva": ("engaged", "excited", "winning a seat on the harbour council"),
+    "Cleo Tan": ("open_to_chat", "homesick", "finding a buyer for her old dinghy"),
+    "Dev Rao": ("concentrating", "irritated", "getting the ferry running before dawn"),
+}
+SCENE = ImplicitScene(
+    summary="Net Loft, 6:40 PM. Present: Bruno Silva, Dev Rao. Ada Park is at the Harbour Bakery.",
+    public_state={name: {"location": where, "action": doing} for name, (where, doing) in PUBLIC.items()},
+    private_state={
+        name: {"availability": free, "emotional_state": mood, "unspoken_goal": goal}
+        for name, (free, mood, goal) in PRIVATE.items()
+    },
+    beliefs_about_others={
+        "Ada Park": {"Bruno Silva": {"availability": "available", "emotional_state": "calm"}},
+        "Cleo Tan": {"Dev Rao": {"availability": "busy", "emotional_state": "unknown"}},
+    },
 )
 
 

@@ -335,4 +335,3 @@ def weighted_mean(scores: Iterable[tuple[float | None, int]]) -> float | None:
     pairs = [(score, weight) for score, weight in scores if score is not None]
     total = sum(weight for _, weight in pairs)
     return sum(score * weight for score, weight in pairs) / total if total else None
-
