@@ -41,12 +41,16 @@ def test_a_bundled_suite_runs_offline_reports_and_resumes(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["seeds"] == [42, 123] and manifest["git_commit"]
     assert manifest["totals"]["cells"] == len(cells) and manifest["totals"]["fallbacks"] == 0
-    again = auratown(*args[:-1])  # not --quiet, and stderr is not a terminal: plain progress lines
+    respelt = (*args[:9], f"{tmp_path}/./run/")  # the same directory, spelt otherwise
+    again = auratown(*respelt)  # not --quiet, and stderr is not a terminal: plain progress lines
     assert again.returncode == 0, again.stderr
     assert f"0 cells run, {len(cells)} resumed" in again.stdout
     assert "\r" not in again.stderr
     assert again.stderr.splitlines() == [f"implicit-v2: {len(cells)}/{len(cells)} (100%) [00:00<?, ?cell/s]"]
     assert len((out / "cells.jsonl").read_text().splitlines()) == len(cells)  # nothing recomputed
+    other = auratown(*args[:5], "42", *args[6:])  # another run: refused, each difference named
+    [error] = other.stderr.strip().splitlines()
+    assert other.returncode == 2 and "(seeds: [42, 123] -> [42]); use another directory" in error
     report = auratown("report", str(out))
     assert report.returncode == 0 and (out / "report.md").read_text().strip() == report.stdout.strip()
     # The Pareto panels, drawn by matplotlib, linked from the report.
