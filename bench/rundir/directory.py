@@ -63,8 +63,10 @@ class RunDir:
 
     def write_manifest(self, manifest: Manifest[Any]) -> None:
         """Replace the manifest in one step (a reader never sees half of it)."""
+        data = manifest.model_dump(mode="json")
+        type(manifest).model_validate(data)  # model_copy(update=...) does not validate: check here
         tmp = self.manifest_path.with_suffix(".tmp")
-        text = json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True, ensure_ascii=False)
+        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
         tmp.write_text(text + "\n", encoding="utf-8")
         os.replace(tmp, self.manifest_path)
 

@@ -208,3 +208,13 @@ def test_an_episode_run_compares_its_task_directories_by_content(
     edited = r"tasks: \[.*/tasks/ep \(sha256 (\w+)\)\] -> \[.*/tasks/ep \(sha256 (?!\1)\w+\)\]"
     with pytest.raises(RunDirError, match=edited):
         run.create(manifest(tasks / "ep"))
+
+
+def test_a_manifest_that_could_not_be_read_back_is_never_written(tmp_path: Path, data: Path) -> None:
+    run = RunDir(tmp_path / "run")
+    manifest = SuiteManifest(config=suite_config(data))
+    run.create(manifest)
+    unread = manifest.model_copy(update={"totals": {"cells": "many"}})
+    with pytest.raises(ValidationError, match="totals"), pytest.warns(UserWarning, match="serialized value"):
+        run.write_manifest(unread)
+    assert run.manifest(SuiteManifest) == manifest
