@@ -67,7 +67,8 @@ class Progress:
         self.done = 0
         self.failed = 0
         self.initial = 0
-        self.started = 0.0
+        self.started: float | None = None
+        """When ``start`` was called; a display never started says nothing when closed."""
         self._bar: tqdm[Any] | None = None
         self._last_note = -math.inf
         self._note = ""
@@ -154,7 +155,7 @@ class Progress:
         return tqdm.format_meter(
             self.done,
             self.total,
-            self.clock() - self.started,
+            0.0 if self.started is None else self.clock() - self.started,
             prefix=self.desc,
             unit=self.unit,
             initial=self.initial,
@@ -175,5 +176,5 @@ class Progress:
         self._closed = True
         if self._bar is not None:
             self._bar.close()
-        elif not self.quiet and self._shown != self.done:
+        elif not self.quiet and self.started is not None and self._shown != self.done:
             self._line()  # where an interrupted run stopped

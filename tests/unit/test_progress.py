@@ -65,6 +65,12 @@ def test_signs_of_life_inside_a_unit_are_lines_now_and_then() -> None:
     ]
 
 
+def test_closed_before_it_started_it_says_nothing() -> None:
+    out = io.StringIO()  # e.g. a run that failed before its first unit went out
+    Progress(3, desc="episodes", unit="unit", stream=out).close()
+    assert out.getvalue() == ""
+
+
 def test_quiet_writes_nothing() -> None:
     out = io.StringIO()
     with Progress(5, desc="x", unit="cell", stream=out, quiet=True) as progress:
