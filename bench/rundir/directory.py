@@ -12,8 +12,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
+from bench.rundir.config import config_differences
 from bench.rundir.jsonl import RecordError, append_lines, read_lines, validation_summary
-from bench.rundir.records import Manifest, Record, config_differences
+from bench.rundir.records import Manifest, Record
 
 MANIFEST = "manifest.json"
 
