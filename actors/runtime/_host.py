@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from types import FrameType
 
 import pykka
@@ -42,6 +41,7 @@ from actors.runtime._committer import Committer
 from actors.runtime._config import HostConfig
 from actors.runtime._dead_letters import DeadLetters
 from actors.runtime._host_metrics import HostMetrics
+from actors.runtime._in_flight import UNFINISHED, InFlight, Phase
 from actors.runtime._middleware import Middleware, MiddlewareChain, Rejected
 from actors.runtime._pool import CellDeadError, CellHooks, WorkerPool
 from actors.runtime._presence import Presence
@@ -62,21 +62,6 @@ class ActorCrashedError(Exception):
 
 class HostError(RuntimeError):
     """Misuse of a host (spawning an address twice, starting twice)."""
-
-
-class _Phase(Enum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    CANCELLED = "cancelled"
-    HELD = "held"
-    """A middleware settles it later (a retry waiting out its backoff)."""
-    COMMITTING = "committing"
-
-
-@dataclass
-class _InFlight:
-    delivery: Delivery
-    phase: _Phase = _Phase.QUEUED
 
 
 @dataclass
@@ -112,16 +97,16 @@ class Host:
         self.middleware = MiddlewareChain([*default_middleware(), *middleware, HostMetrics()])
         self._bindings: dict[str, _Binding] = {}
         self._groups: dict[str, list[Subscription]] | None = None
-        self._in_flight: dict[tuple[str, str], _InFlight] = {}
-        self._cv = threading.Condition()
+        self._in_flight = InFlight(
+            self.config.max_in_flight, min(self.config.fetch_count, max(1, self.config.max_in_flight // 2))
+        )
+        self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._started = False
         self._readers: dict[str, threading.Thread] = {}
         self._maintenance: threading.Thread | None = None
         self._wake_maintenance = threading.Event()
         self._committer: Committer | None = None
-        self._readers_waiting = 0
-        self._batch_room = min(self.config.fetch_count, max(1, self.config.max_in_flight // 2))
         self._control = bus.subscribe_control()
         self._pool = WorkerPool(self.config.pool_size, name=f"actors-{name}")
         self.handler_latency = HandlerLatency()
@@ -166,7 +151,7 @@ class Host:
         for topic in binding.topics:
             binding.subscriptions.append(self.bus.subscribe_topic(topic, address))
         binding.ref = self._start_cell(binding)
-        with self._cv:
+        with self._lock:
             self._bindings[address] = binding
             self._groups = None
         if self._started:
@@ -179,7 +164,7 @@ class Host:
             raise HostError("host already started")
         self._started = True
         if self.bus.transport.batches_commits:
-            self._committer = Committer(self.bus, self._finish, name=f"committer-{self.name}")
+            self._committer = Committer(self.bus, self._in_flight.finish, name=f"committer-{self.name}")
         self.middleware.before(lambda m: m.before_host_boot(self))
         self._ensure_readers()
         self._maintenance = threading.Thread(
@@ -200,7 +185,7 @@ class Host:
 
     def _subscriptions_by_group(self) -> dict[str, list[Subscription]]:
         """Built again only when the bindings change: a reader asks before every fetch."""
-        with self._cv:
+        with self._lock:
             if self._groups is None:
                 groups: dict[str, list[Subscription]] = {INBOX_GROUP: [self._control]}
                 for b in self._bindings.values():
@@ -220,22 +205,9 @@ class Host:
     def _wake_inbox_reader(self) -> None:
         self.bus.transport.add(self._control.stream, {"wake": b"1"})
 
-    def _capacity(self) -> int:
-        """Room for a whole batch: a reader woken for every finished message would read one
-        entry per round trip once the window is full."""
-        cfg = self.config
-        with self._cv:
-            while not self._stopping.is_set() and cfg.max_in_flight - len(self._in_flight) < self._batch_room:
-                self._readers_waiting += 1
-                try:
-                    self._cv.wait(0.5)
-                finally:
-                    self._readers_waiting -= 1
-            return cfg.max_in_flight - len(self._in_flight)
-
     def _read(self, group: str) -> None:
         while not self._stopping.is_set():
-            capacity = self._capacity()
+            capacity = self._in_flight.room(self._stopping.is_set)
             if self._stopping.is_set():
                 return
             subs = self._subscriptions_by_group().get(group, [])
@@ -266,15 +238,13 @@ class Host:
             return
         send: list[tuple[_Binding, list[Delivery]]] = []
         back: list[Delivery] = []
-        with self._cv:
+        with self._lock:  # the actor is not given up between the look and the admission
             for address, batch in batches.items():
                 binding = self._bindings.get(address)
                 if binding is None or binding.given_up or binding.ref is None or self._stopping.is_set():
                     back.extend(batch)
                     continue
-                fresh = [d for d in batch if d.key not in self._in_flight]  # not our own reclaimed entry
-                for d in fresh:
-                    self._in_flight[d.key] = _InFlight(d)
+                fresh = self._in_flight.admit(batch)
                 if fresh:
                     send.append((binding, fresh))
         for d in back:
@@ -317,25 +287,8 @@ class Host:
         for i, d in enumerate(batch):
             self._run(actor, binding, d, backlog=i < last or more)
 
-    def _begin(self, d: Delivery) -> bool:
-        with self._cv:
-            item = self._in_flight.get(d.key)
-            if item is None or item.phase is not _Phase.QUEUED:
-                return False
-            item.phase = _Phase.RUNNING
-            return True
-
-    def _finish(self, d: Delivery) -> None:
-        with self._cv:
-            self._in_flight.pop(d.key, None)
-            # Wake waiters only when it matters: a reader needs a batch's room, a drain needs empty.
-            if self._stopping.is_set() or (
-                self._readers_waiting and self.config.max_in_flight - len(self._in_flight) >= self._batch_room
-            ):
-                self._cv.notify_all()
-
     def _run(self, actor: Actor, binding: _Binding, d: Delivery, *, backlog: bool = False) -> None:
-        if not self._begin(d):
+        if not self._in_flight.begin(d):
             return
         env = d.envelope
         assert env is not None
@@ -378,7 +331,7 @@ class Host:
                     self.reject(d, "unencodable", f"{type(exc).__name__}: {exc}")
             finally:
                 if finished:
-                    self._finish(d)
+                    self._in_flight.finish(d)
 
     def _handler_failed(self, actor: Actor, address: str, d: Delivery, exc: BaseException) -> bool:
         """After a handler raised: the middleware decides (retry, reject); a ``PermanentError`` is
@@ -397,7 +350,7 @@ class Host:
             self._reload(actor, address)
         if isinstance(exc, PermanentError):
             self.reject(d, exc.reason, f"{type(exc).__name__}: {exc}")
-        return not self._held(d)
+        return self._in_flight.phase(d) is not Phase.HELD
 
     def _reload(self, actor: Actor, address: str) -> None:
         """A failed handler may have changed the actor's state half-way: go back to the stored one."""
@@ -417,11 +370,11 @@ class Host:
         """
         state = actor.save_state()
         commit = self.bus.completion(d, ctx.outgoing, state=state, dedupe=actor.idempotent)
-        if self._committer is None or (not backlog and self._committer.idle and self._alone(d)):
+        if self._committer is None or (not backlog and self._committer.idle and len(self._in_flight) <= 1):
             outcome = self.bus.apply(commit, d, sent=len(ctx.outgoing))
             finished = True
         else:
-            self._set_phase(d, _Phase.COMMITTING)
+            self._in_flight.set_phase(d, Phase.COMMITTING)
             future = self._committer.submit(commit, d, sent=len(ctx.outgoing))
             finished = False
             if state is None:
@@ -435,32 +388,16 @@ class Host:
             actor.load_state(self.bus.load_state(address))
         return finished
 
-    def _alone(self, d: Delivery) -> bool:
-        """``d`` is the only delivery this host is working on."""
-        with self._cv:
-            return len(self._in_flight) <= 1
-
-    def _set_phase(self, d: Delivery, phase: _Phase) -> None:
-        with self._cv:
-            item = self._in_flight.get(d.key)
-            if item is not None:
-                item.phase = phase
-
-    def _held(self, d: Delivery) -> bool:
-        with self._cv:
-            item = self._in_flight.get(d.key)
-            return item is not None and item.phase is _Phase.HELD
-
     # ------------------------------------------------------------------ for middleware
 
     def hold(self, d: Delivery) -> None:
         """Keep ``d`` in flight after its handler failed, until ``release``: a drain waits for it
         and presence renews its claim. Call from ``after_process_message``."""
-        self._set_phase(d, _Phase.HELD)
+        self._in_flight.set_phase(d, Phase.HELD)
 
     def release(self, d: Delivery) -> None:
         """``d`` is settled (acknowledged, requeued, dead-lettered): it leaves the host's hands."""
-        self._finish(d)
+        self._in_flight.finish(d)
 
     def reject(self, d: Delivery, reason: str, detail: str) -> None:
         """``d`` will never be handled: the middleware's ``reject_message`` settles it."""
@@ -472,47 +409,33 @@ class Host:
 
     def working_on(self, stream: str, entry_id: str) -> bool:
         """The entry is in this host's hands (queued, running, held or committing)."""
-        with self._cv:
-            return (stream, entry_id) in self._in_flight
+        return self._in_flight.holds((stream, entry_id))
 
     def deliveries_in_hand(self) -> list[Delivery]:
         """The deliveries this host holds and has not handed back: their claims must be renewed."""
-        with self._cv:
-            return [i.delivery for i in self._in_flight.values() if i.phase is not _Phase.CANCELLED]
+        return self._in_flight.claimed()
 
     def restart_actor(self, address: str) -> int:
         """Start a new actor at ``address`` in place of the dead one, and give it what the dead one
         was given and had not finished; returns how many deliveries that was."""
         binding = self._bindings[address]
         binding.ref = self._start_cell(binding)
-        again = self._take_unfinished(address, _Phase.QUEUED)
+        again = self._in_flight.move(Phase.QUEUED, phases=UNFINISHED, address=address)
         if again:
             try:
-                binding.ref.tell([item.delivery for item in again])
+                binding.ref.tell(again)
             except CellDeadError:
                 log.info("restarted actor died before its deliveries reached it", actor=address)
         return len(again)
 
     def retire_actor(self, address: str) -> None:
         """Read no more for ``address`` and hand back what its actor was given and had not finished."""
-        with self._cv:
+        with self._lock:
             self._bindings[address].given_up = True
             self._groups = None
-        for item in self._take_unfinished(address, _Phase.CANCELLED):
-            self.bus.hand_back(item.delivery)
-            self._finish(item.delivery)
-
-    def _take_unfinished(self, address: str, phase: _Phase) -> list[_InFlight]:
-        """The in-flight items of ``address`` still queued or running, moved to ``phase``."""
-        with self._cv:
-            items = [
-                i
-                for i in self._in_flight.values()
-                if i.delivery.address == address and i.phase in (_Phase.QUEUED, _Phase.RUNNING)
-            ]
-            for item in items:
-                item.phase = phase
-        return items
+        for d in self._in_flight.move(Phase.CANCELLED, phases=UNFINISHED, address=address):
+            self.bus.hand_back(d)
+            self._in_flight.finish(d)
 
     def _actor_died(self, binding: _Binding, exc: BaseException | None) -> None:
         if self._stopping.is_set():
@@ -542,8 +465,7 @@ class Host:
         ]
 
     def in_flight(self) -> int:
-        with self._cv:
-            return len(self._in_flight)
+        return len(self._in_flight)
 
     def stop(self, drain_timeout: float | None = None) -> bool:
         """Stop reading, hand back unstarted work, drain running handlers, stop actors.
@@ -556,8 +478,7 @@ class Host:
         timeout = self.config.drain_timeout if drain_timeout is None else drain_timeout
         deadline = time.monotonic() + timeout
         self._stopping.set()
-        with self._cv:
-            self._cv.notify_all()
+        self._in_flight.close()
         if self._started:
             self._wake_inbox_reader()
         for t in self._readers.values():
@@ -586,34 +507,22 @@ class Host:
         return drained
 
     def _hand_back_queued(self) -> None:
-        with self._cv:
-            queued = [i for i in self._in_flight.values() if i.phase is _Phase.QUEUED]
-            for item in queued:
-                item.phase = _Phase.CANCELLED
-        for item in queued:
+        for d in self._in_flight.move(Phase.CANCELLED, phases=(Phase.QUEUED,)):
             try:
-                self.bus.hand_back(item.delivery)
+                self.bus.hand_back(d)
             except Exception as exc:  # noqa: BLE001 - left pending, reclaimed later
-                log.error("could not hand back an entry", error=repr(exc), entry=item.delivery.entry_id)
-            self._finish(item.delivery)
+                log.error("could not hand back an entry", error=repr(exc), entry=d.entry_id)
+            self._in_flight.finish(d)
 
     def _drain(self, deadline: float) -> bool:
         """Wait until no handler runs or commits, at most until ``deadline``."""
-        with self._cv:
-            while True:
-                running = [
-                    i for i in self._in_flight.values() if i.phase in (_Phase.RUNNING, _Phase.COMMITTING)
-                ]
-                remaining = deadline - time.monotonic()
-                if not running or remaining <= 0:
-                    break
-                self._cv.wait(remaining)
-        if running:
+        unfinished = self._in_flight.drain(deadline)
+        if unfinished:
             log.warning(
                 "drain deadline passed; unfinished entries stay pending for another process",
-                unfinished=[i.delivery.describe() for i in running],
+                unfinished=[d.describe() for d in unfinished],
             )
-        return not running
+        return not unfinished
 
     def run_until_signal(self, signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGINT)) -> bool:
         """Start (if needed), serve until SIGTERM/SIGINT, then stop gracefully."""
