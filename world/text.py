@@ -1,5 +1,6 @@
-"""Words of a text, the one way: tokens, stopwords and a light stemmer, shared by the memory stream's
-retrieval, the episode assistant, the episode judges and the benchmark's judges.
+"""Words of a text, the one way: tokens, stopwords and two stemmers (a light one to a root; a
+coarser one with a prefix match for fuzzy matching), shared by the memory stream's retrieval, the
+episode assistant, the episode judges and the benchmark's judges.
 
 Pure functions of their input (no I/O, no state). A token is a run of lowercase letters and digits;
 apostrophes are dropped first ("she'd" is one token, "shed") and anything else splits
@@ -66,6 +67,26 @@ def stem(word: str) -> str:
     if w.endswith("e") and len(w) > 3:
         w = w[:-1]
     return w
+
+
+def prefix_stem(word: str) -> str:
+    """A coarser stem for fuzzy matching with ``stems_match``: the longest listed suffix is cut when
+    at least four letters remain ("serving" -> "serv", "drafts" -> "draft"; "notes" -> "note")."""
+    for suffix in ("ations", "ation", "ising", "izing", "ness", "ing", "ies", "ied", "ed", "es", "ly", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def stems_match(a: str, b: str) -> bool:
+    """Two ``prefix_stem`` stems name the same word: equal, or one extends the other by at most one
+    letter past a shared prefix of five ("patien(t|ce)", "concentrat(e|ion)"), never by "-ful" or
+    "-less" (which turn a word into its opposite)."""
+    if a == b:
+        return True
+    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    tail = (a if len(a) > len(b) else b)[shared:]
+    return shared >= 5 and shared >= min(len(a), len(b)) - 1 and not tail.startswith(("ful", "less"))
 
 
 def content_words(text: str, min_len: int = 3) -> list[str]:

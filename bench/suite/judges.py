@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bench.suite.datasets import ImplicitQuery, ImplicitScene, read_v2, released_cells
+from world.text import prefix_stem as _stem
+from world.text import stems_match as _stems_match
 from world.text import words
 
 if TYPE_CHECKING:
@@ -89,8 +91,8 @@ class JudgeTally:
 
 # -- text matching ------------------------------------------------------------------------------------
 
-# The judges match words with their own stop list and a prefix stem (``_stems_match`` extends it),
-# not ``world.text``'s: both were fitted with the judge's constants on the paper's released cells,
+# The judges match words with ``world.text``'s coarser stem and prefix match, and their own stop
+# list, not ``world.text``'s: both were fitted with the judge's constants on the paper's released cells,
 # and ``world.text``'s moved the fitted engagement threshold (0.35 -> 0.45) and one held-out mean
 # difference past its target (0.064 > 0.05). The tokens are ``world.text``'s.
 _STOP_WORDS = """a an the and or of to in on at for with by from is are was be been being it its this that
@@ -100,14 +102,6 @@ _STOP_WORDS = """a an the and or of to in on at for with by from is are was be b
     one two few more most quite really still also than then there here who what where when why how town
     """
 _STOP = frozenset(_STOP_WORDS.split())
-
-
-def _stem(word: str) -> str:
-    """A crude suffix stripper: enough to match "serving" with "serve", "drafts" with "drafting"."""
-    for suffix in ("ations", "ation", "ising", "izing", "ness", "ing", "ies", "ied", "ed", "es", "ly", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
 
 
 def content_stems(text: str) -> set[str]:
@@ -267,22 +261,6 @@ _NEGATORS = frozenset(
         "cant",
     ]
 )
-
-
-def _stems_match(a: str, b: str) -> bool:
-    """Two stems name the same word: equal, or one extends the other ("patien(t|ce)", "concentrat(e|ion)")."""
-    if a == b:
-        return True
-    shared = len(_common_prefix(a, b))
-    tail = (a if len(a) > len(b) else b)[shared:]
-    return shared >= 5 and shared >= min(len(a), len(b)) - 1 and not tail.startswith(("ful", "less"))
-
-
-def _common_prefix(a: str, b: str) -> str:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]
 
 
 def _negated_at(tokens: Sequence[str], i: int) -> bool:

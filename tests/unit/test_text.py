@@ -3,8 +3,10 @@ episode judges share."""
 
 from __future__ import annotations
 
+import pytest
+
 from world.memory import keywords
-from world.text import STOPWORDS, content_words, key_terms, stem, words
+from world.text import STOPWORDS, content_words, key_terms, prefix_stem, stem, stems_match, words
 
 
 def test_tokens_drop_apostrophes_and_split_on_everything_else() -> None:
@@ -50,3 +52,19 @@ def test_memory_keywords_are_the_shared_tokens_without_stopwords_unstemmed() -> 
     # Memory retrieval matches words as written (numbers kept): "3pm" tells one meeting from another.
     said = "What is Lin's plan for the 3pm meeting? The meeting!"
     assert keywords(said) == ["lins", "plan", "3pm", "meeting"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("serving", "served", True),
+        ("drafts", "drafting", True),
+        ("patient", "patience", True),
+        ("concentrate", "concentration", True),
+        ("careful", "careless", False),
+        ("hope", "hopeful", False),
+        ("quiet", "quite", False),
+    ],
+)
+def test_prefix_stems_match_one_word_and_not_its_opposite(a: str, b: str, same: bool) -> None:
+    assert stems_match(prefix_stem(a), prefix_stem(b)) is same
