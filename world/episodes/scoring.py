@@ -148,6 +148,21 @@ def result_field(result: Mapping[str, Any], path: str) -> Any:
     return value
 
 
+def _cut(record: dict[str, Any], selection: ToolSelection) -> dict[str, Any]:
+    """A record cut to the call keys and result paths ``selection`` lists (a path the result
+    lacks is left out); the whole record when it lists neither."""
+    if not selection.call and not selection.result:
+        return record
+    call = {k: record["call"][k] for k in selection.call if k in record["call"]}
+    result: dict[str, Any] = {}
+    for path in selection.result:
+        try:
+            result[path] = result_field(record["result"], path)
+        except KeyError:
+            continue
+    return {"tool_name": record["tool_name"], "call": call, "result": result}
+
+
 def select_evidence(
     history: Sequence[ToolRecord], selections: Sequence[ToolSelection], reading: Reading
 ) -> list[dict[str, Any]]:
@@ -158,23 +173,12 @@ def select_evidence(
     chosen: list[tuple[str, ToolSelection]] = [
         (canonical_name(s.tool_name) if reading == "corrected" else s.tool_name, s) for s in selections
     ]
-    out: list[dict[str, Any]] = []
-    for record in records:
-        for name, selection in chosen:
-            if record["tool_name"] != name:
-                continue
-            if not selection.call and not selection.result:
-                out.append(record)
-                continue
-            call = {k: record["call"][k] for k in selection.call if k in record["call"]}
-            result: dict[str, Any] = {}
-            for path in selection.result:
-                try:
-                    result[path] = result_field(record["result"], path)
-                except KeyError:
-                    continue
-            out.append({"tool_name": record["tool_name"], "call": call, "result": result})
-    return out
+    return [
+        _cut(record, selection)
+        for record in records
+        for name, selection in chosen
+        if record["tool_name"] == name
+    ]
 
 
 def select_turn_evidence(
@@ -186,20 +190,8 @@ def select_turn_evidence(
     records = [r for r in _ran(history) if r.turn == turn]
     for selection in selections:
         calls = [r for r in records if r.tool_name == selection.tool_name]
-        if not calls:
-            continue
-        last = _record(calls[-1])
-        if not selection.call and not selection.result:
-            out.append(last)
-            continue
-        call = {k: last["call"][k] for k in selection.call if k in last["call"]}
-        result: dict[str, Any] = {}
-        for path in selection.result:
-            try:
-                result[path] = result_field(last["result"], path)
-            except KeyError:
-                continue
-        out.append({"tool_name": last["tool_name"], "call": call, "result": result})
+        if calls:
+            out.append(_cut(_record(calls[-1]), selection))
     return out
 
 

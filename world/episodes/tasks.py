@@ -25,7 +25,7 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -90,12 +90,6 @@ def _field_error(at: Sequence[str | int], problem: str) -> PydanticCustomError:
     return PydanticCustomError(_FIELD_ERROR, "{problem}", {"at": list(at), "problem": problem})
 
 
-def _drop_nulls(data: Any, keys: Sequence[str]) -> Any:
-    if isinstance(data, Mapping):
-        return {k: v for k, v in data.items() if not (k in keys and v is None)}
-    return data
-
-
 def _id_text(value: Any) -> Any:
     # YAML reads ``task_id: 12`` as an int; pi-Bench's loader takes str() of every id.
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
@@ -107,6 +101,16 @@ NonBlank = Annotated[str, Field(min_length=1, pattern=r"\S")]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    NULL_AS_DEFAULT: ClassVar[tuple[str, ...]] = ()
+    """Fields whose empty YAML value (null) reads as the field's default (an empty list or mapping)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            return {k: v for k, v in data.items() if not (k in cls.NULL_AS_DEFAULT and v is None)}
+        return data
 
 
 # ---------------------------------------------------------------- task file parts
@@ -160,10 +164,7 @@ class Intent(_Strict):
     """The request's text, or the JSON payload of an environment trigger (a webhook body)."""
     hidden_intent: tuple[HiddenIntent, ...] = ()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _nulls(cls, data: Any) -> Any:
-        return _drop_nulls(data, ("hidden_intent",))
+    NULL_AS_DEFAULT = ("hidden_intent",)
 
 
 class ChecklistItem(_Strict):
@@ -216,10 +217,7 @@ class Objectives(_Strict):
     tools: tuple[ToolEntry, ...] | None = None
     tools_evaluation_path: str | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _nulls(cls, data: Any) -> Any:
-        return _drop_nulls(data, ("checklist",))
+    NULL_AS_DEFAULT = ("checklist",)
 
 
 def _state_check_shape(check: StateCheckSpec) -> str | None:
@@ -302,10 +300,7 @@ class TaskFile(_Strict):
     metadata: dict[str, Any] = {}
     """Free-form; our extension keys are checked against ``TaskMetadata`` (see ``extensions``)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _nulls(cls, data: Any) -> Any:
-        return _drop_nulls(data, ("environment_id", "description", "objectives", *_LIFTED, "metadata"))
+    NULL_AS_DEFAULT = ("environment_id", "description", "objectives", *_LIFTED, "metadata")
 
     @field_validator("tools_evaluation_path")
     @classmethod
@@ -366,10 +361,7 @@ class EpisodeTask(_Strict):
     task_id: Identifier
     depends_on: tuple[Identifier, ...] = ()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _nulls(cls, data: Any) -> Any:
-        return _drop_nulls(data, ("depends_on",))
+    NULL_AS_DEFAULT = ("depends_on",)
 
 
 class EpisodeFile(_Strict):
@@ -382,10 +374,7 @@ class EpisodeFile(_Strict):
     runtime: dict[str, Any] = {}
     """pi-Bench's runtime binding (``docker_image_id``); kept, unused."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _nulls(cls, data: Any) -> Any:
-        return _drop_nulls(data, ("runtime",))
+    NULL_AS_DEFAULT = ("runtime",)
 
     @property
     def task_ids(self) -> tuple[str, ...]:
