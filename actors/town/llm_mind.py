@@ -401,41 +401,32 @@ class LLMMind:
             "a reason to do otherwise. Give the place's name exactly as listed.",
             schema_prompt(ActionChoice),
         ]
-        return [
-            {"role": "system", "content": _persona(self.profile)},
-            {"role": "user", "content": "\n".join(lines)},
-        ]
+        return _chat(self.profile, "\n".join(lines))
 
     # -- memory ----------------------------------------------------------------------------------
 
     def _importance_messages(self, drafts: Sequence[MemoryDraft]) -> list[dict[str, str]]:
         listed = "\n".join(f"{i}. {d.text}" for i, d in enumerate(drafts, 1))
-        return [
-            {"role": "system", "content": _persona(self.profile)},
-            {
-                "role": "user",
-                "content": (
-                    "On the scale of 1 to 10, where 1 is purely mundane (e.g., brushing teeth, making "
-                    "bed) and 10 is extremely poignant (e.g., a break up, college acceptance), rate the "
-                    f"likely poignancy of each of these memories for you.\n{listed}\n"
-                    f"Give exactly {len(drafts)} scores, in order. {schema_prompt(ImportanceScores)}"
-                ),
-            },
-        ]
+        return _chat(
+            self.profile,
+            (
+                "On the scale of 1 to 10, where 1 is purely mundane (e.g., brushing teeth, making "
+                "bed) and 10 is extremely poignant (e.g., a break up, college acceptance), rate the "
+                f"likely poignancy of each of these memories for you.\n{listed}\n"
+                f"Give exactly {len(drafts)} scores, in order. {schema_prompt(ImportanceScores)}"
+            ),
+        )
 
     def _reflection_messages(self, recent: Sequence[MemoryItem]) -> list[dict[str, str]]:
         listed = "\n".join(f"{i}. {m.text}" for i, m in enumerate(recent, 1))
-        return [
-            {"role": "system", "content": _persona(self.profile)},
-            {
-                "role": "user",
-                "content": (
-                    f"What you observed lately:\n{listed}\n"
-                    "What is the most important high-level insight you can draw from these? Answer in "
-                    "one or two sentences in the first person, with no preamble."
-                ),
-            },
-        ]
+        return _chat(
+            self.profile,
+            (
+                f"What you observed lately:\n{listed}\n"
+                "What is the most important high-level insight you can draw from these? Answer in "
+                "one or two sentences in the first person, with no preamble."
+            ),
+        )
 
 
 def _direct(fn: Callable[[], R]) -> Future[R]:
@@ -449,11 +440,14 @@ def _direct(fn: Callable[[], R]) -> Future[R]:
         return fut
 
 
-def _persona(profile: AgentProfile) -> str:
-    """Who the agent is, told to its own mind. Never its unspoken goal: whatever the model writes
-    (an action, a reflection, a line) may become public, and that goal is private state that only
-    the private-state tools may disclose."""
-    return f"You are {_bio(profile)}"
+def _chat(profile: AgentProfile, prompt: str) -> list[dict[str, str]]:
+    """``prompt`` put to the agent's own mind, told first who it is. Never its unspoken goal:
+    whatever the model writes (an action, a reflection, a line) may become public, and that goal
+    is private state that only the private-state tools may disclose."""
+    return [
+        {"role": "system", "content": f"You are {_bio(profile)}"},
+        {"role": "user", "content": prompt},
+    ]
 
 
 def _bio(profile: AgentProfile) -> str:

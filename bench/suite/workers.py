@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from actors.bus import AskTimeoutError, Bus
@@ -30,25 +31,20 @@ def registry_for(suite: str) -> ProbeRegistry:
     return environment_registry() if suite in ("factual", "privacy") else agent_state_registry()
 
 
+@dataclass
 class BusWorkers:
-    def __init__(
-        self,
-        url: str,
-        namespace: str,
-        count: int,
-        *,
-        model: str | None = None,
-        api_base: str | None = None,
-        cache_dir: Path | None = None,
-    ) -> None:
-        self.url = url
-        self.namespace = namespace
-        self.count = count
-        self.model = model
-        self.api_base = api_base
-        self.cache_dir = cache_dir
-        self.processes: list[subprocess.Popen[bytes]] = []
-        self.bus: Bus | None = None
+    """``count`` worker processes (0: the ones already serving ``namespace`` at ``url``), started
+    with the cells' model settings, and the bus the run asks them over."""
+
+    url: str
+    namespace: str
+    count: int
+    _: KW_ONLY
+    model: str | None = None
+    api_base: str | None = None
+    cache_dir: Path | None = None
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list, init=False)
+    bus: Bus | None = field(default=None, init=False)
 
     def command(self) -> list[str]:
         cmd = [
