@@ -28,6 +28,7 @@ from actors.bus import Bus, MemoryTransport, Transport
 from actors.bus._redis import RedisTransport
 from actors.bus.local_server import LocalRedisServer
 from bench.suite.datasets import AURA_RELEASE
+from tests.support.openai_stub import OpenAIStub
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -129,6 +130,13 @@ def bus(transport: Transport, namespace: str) -> Iterator[Bus]:
     b = Bus(transport, namespace)
     yield b
     b.close()
+
+
+@pytest.fixture
+def stub() -> Iterator[OpenAIStub]:
+    """A local OpenAI-compatible model server, scripted by the test (tests/support/openai_stub.py)."""
+    with OpenAIStub() as s:
+        yield s
 
 
 class Processes:

@@ -4,7 +4,6 @@ never passed nor failed: a session ends in error and a grade is left out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` 
 BUDGET = "Keep the budget under 250 dollars"
 REVIEW = "Send the draft to Priya for review"
 NAMING = "Name the file 2024-05-01_tea.md"
-
-
-@pytest.fixture
-def stub() -> Iterator[OpenAIStub]:
-    with OpenAIStub() as s:
-        yield s
 
 
 def gateway(stub: OpenAIStub, **config: Any) -> LLMGateway:

@@ -8,7 +8,6 @@ counted on the agent's state: never a crash, never a silent default.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -37,12 +36,6 @@ from world.memory import importance
 pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
 
 ANN = agent_address("ann")
-
-
-@pytest.fixture
-def stub() -> Iterator[OpenAIStub]:
-    with OpenAIStub() as s:
-        yield s
 
 
 def gateway(stub: OpenAIStub, **overrides: Any) -> LLMGateway:
