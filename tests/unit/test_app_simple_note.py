@@ -200,22 +200,18 @@ def test_update_note(app: AppSession) -> None:
 
 def test_add_content_to_note(app: AppSession) -> None:
     token = me(app)
-    appended = app.ok(
-        "simple_note__add_content_to_note",
-        access_token=token,
-        note_id=10,
-        append_or_prepend="append",
-        added_content="bread",
-    )
-    assert appended == {"message": "Content appended to note."}
-    prepended = app.ok(
-        "simple_note__add_content_to_note",
-        access_token=token,
-        note_id=10,
-        append_or_prepend="prepend",
-        added_content="LIST",
-    )
-    assert prepended == {"message": "Content prepended to note."}
+
+    def add(where: str, text: str) -> Any:
+        return app.ok(
+            "simple_note__add_content_to_note",
+            access_token=token,
+            note_id=10,
+            append_or_prepend=where,
+            added_content=text,
+        )
+
+    assert add("append", "bread") == {"message": "Content appended to note."}
+    assert add("prepend", "LIST") == {"message": "Content prepended to note."}
     assert (
         app.ok("simple_note__show_note", access_token=token, note_id=10)["content"]
         == "LIST\nmilk, eggs\nbread"

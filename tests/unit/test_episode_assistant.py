@@ -222,7 +222,6 @@ def user_turn(text: str, *, turn: int = 1, kind: str = "request", task: str = "t
 
 
 def run_session(
-    assistant: OfflineAssistant,
     tools: Env,
     texts: list[tuple[str, str]],
     *,
@@ -230,7 +229,9 @@ def run_session(
     intent_step: bool = False,
     task: str = "t1",
 ) -> tuple[list[TurnRecord], list[Any]]:
-    """Play the user's turns in order; the transcript as the actor keeps it, and each reply."""
+    """Play the user's turns in order to a fresh offline assistant; the transcript as the actor
+    keeps it, and each reply."""
+    assistant = OfflineAssistant()
     memory = memory or AssistantMemory(user_id="u1")
     transcript: list[TurnRecord] = []
     replies = []
@@ -252,7 +253,7 @@ PAPERS = "# Survey notes\nTransformers scale with data.\nRetrieval helps factual
 
 def test_a_document_request_reads_the_named_file_and_writes_the_deliverable() -> None:
     tools = Env({"papers/notes.md": PAPERS})
-    _, (reply,) = run_session(OfflineAssistant(), tools, [("request", "Write a summary of papers/notes.md")])
+    _, (reply,) = run_session(tools, [("request", "Write a summary of papers/notes.md")])
     out = [p for p in tools.files if p.startswith("outputs/")]
     assert out == ["outputs/summary-papers-notes.md"]
     assert "Retrieval helps factuality." in tools.files[out[0]]  # the source went into the file
@@ -263,7 +264,7 @@ def test_a_document_request_reads_the_named_file_and_writes_the_deliverable() ->
 
 def test_a_named_path_that_does_not_exist_is_the_output() -> None:
     tools = Env()
-    run_session(OfflineAssistant(), tools, [("request", "Draft the travel plan into plans/trip.md")])
+    run_session(tools, [("request", "Draft the travel plan into plans/trip.md")])
     assert "plans/trip.md" in tools.files and "travel plan" in tools.files["plans/trip.md"]
 
 
@@ -273,9 +274,7 @@ def test_the_intent_step_probes_under_the_gap_budget_applies_hints_and_asks_targ
         "data/sales.csv": "month,units\njan,10\n",
     }
     tools = Env(files)
-    _, (reply,) = run_session(
-        OfflineAssistant(), tools, [("request", "Write a sales report for the supplier")], intent_step=True
-    )
+    _, (reply,) = run_session(tools, [("request", "Write a sales report for the supplier")], intent_step=True)
     frame = reply.frame
     assert frame is not None and frame.backend == "heuristic"
     names = [r.tool_name for r in reply.tool_records]
@@ -296,9 +295,7 @@ def test_the_intent_step_probes_under_the_gap_budget_applies_hints_and_asks_targ
 def test_without_unknown_facets_the_intent_step_does_not_probe() -> None:
     tools = Env({"notes/a.md": "must"})
     text = "Buy 2 bags of coffee beans under $20"
-    _, (reply,) = run_session(
-        OfflineAssistant(), tools, [("request", text)], intent_step=True, memory=logins()
-    )
+    _, (reply,) = run_session(tools, [("request", text)], intent_step=True, memory=logins())
     assert reply.frame is not None and reply.frame.gap == 0.0
     assert "grep" not in tools.calls and "?" not in reply.text
     assert tools.ordered() == [{12: 2}]  # the cheap beans, two of them
@@ -306,15 +303,12 @@ def test_without_unknown_facets_the_intent_step_does_not_probe() -> None:
 
 def test_a_purchase_waits_for_the_answers_then_uses_them() -> None:
     tools = Env()
-    _, (first,) = run_session(
-        OfflineAssistant(), tools, [("request", "Order coffee beans")], intent_step=True, memory=logins()
-    )
+    _, (first,) = run_session(tools, [("request", "Order coffee beans")], intent_step=True, memory=logins())
     assert "budget" in first.text and "quantity" in first.text
     # irreversible: not before the questions are answered (nor any login: nothing private yet)
     assert not tools.rows("amazon", "orders") and not tools.rows("amazon", "cart_items")
     assert tools.app_calls("amazon") == ["search_products"]
     _, replies = run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Order coffee beans"), ("answer", "Three bags please, and keep it under $20 each.")],
         intent_step=True,
@@ -328,9 +322,7 @@ def test_a_purchase_waits_for_the_answers_then_uses_them() -> None:
 
 def test_without_the_intent_step_a_purchase_is_placed_at_once_with_one_login() -> None:
     tools = Env()
-    _, (reply,) = run_session(
-        OfflineAssistant(), tools, [("request", "Please buy a ceramic mug")], memory=logins()
-    )
+    _, (reply,) = run_session(tools, [("request", "Please buy a ceramic mug")], memory=logins())
     assert tools.ordered() == [{11: 1}]
     assert [r.tool_name.split("__")[-1] for r in reply.tool_records] == [
         "search_products",  # public: no login needed
@@ -352,7 +344,6 @@ def test_an_order_asks_before_ordering_what_was_already_in_the_cart() -> None:
     ]}}}  # fmt: skip
     tools = Env(seed=seed)
     _, replies = run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Please buy a ceramic mug"), ("answer", "Remove them first, just the mug.")],
         memory=logins(),
@@ -364,7 +355,6 @@ def test_an_order_asks_before_ordering_what_was_already_in_the_cart() -> None:
 def test_an_email_goes_to_the_contacts_address() -> None:
     tools = Env()
     run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Email Dana about the offsite saying it moves to Friday at 3pm")],
         memory=logins(),
@@ -378,7 +368,7 @@ def test_an_email_goes_to_the_contacts_address() -> None:
 def test_an_email_sent_is_remembered_with_appworlds_argument_names() -> None:
     tools = Env()
     transcript, _ = run_session(
-        OfflineAssistant(), tools, [("request", "Email Dana saying the boiler is fixed")], memory=logins()
+        tools, [("request", "Email Dana saying the boiler is fixed")], memory=logins()
     )
     memory = consolidate(AssistantMemory(user_id="u1"), task_id="t1", transcript=transcript, sim_time=1.0)
     (decision,) = [n.text for n in memory.notes if n.kind == "decision"]
@@ -402,7 +392,7 @@ def test_a_reply_goes_to_the_thread_of_the_person_named() -> None:
     mail = {"access_token": token, "email_addresses": [ALEX], "subject": "Offsite venue", "body": "Friday?"}
     assert tools.call("gmail__send_email", mail).status == "ok"
     _, (reply,) = run_session(
-        OfflineAssistant(), tools, [("request", "Reply to Dana saying Friday works")], memory=logins("gmail")
+        tools, [("request", "Reply to Dana saying Friday works")], memory=logins("gmail")
     )
     sent = tools.rows("gmail", "emails")[-1]
     assert sent["sender"] == ALEX and sent["recipients"] == [DANA] and sent["subject"] == "Re: Offsite venue"
@@ -412,7 +402,6 @@ def test_a_reply_goes_to_the_thread_of_the_person_named() -> None:
 def test_without_a_phone_login_an_email_finds_the_address_among_gmail_users() -> None:
     tools = Env()
     run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Email Sam Ortiz saying the keys are under the mat")],
         memory=logins("gmail"),
@@ -425,7 +414,6 @@ def test_without_a_phone_login_an_email_finds_the_address_among_gmail_users() ->
 def test_an_email_drafted_while_questions_are_open_is_sent_from_the_draft() -> None:
     tools = Env()
     _, replies = run_session(
-        OfflineAssistant(),
         tools,
         [
             ("request", "Email Dana about the offsite"),
@@ -444,7 +432,6 @@ def test_an_email_drafted_while_questions_are_open_is_sent_from_the_draft() -> N
 def test_a_follow_up_rewrites_the_same_file_with_the_new_requirement() -> None:
     tools = Env()
     _, replies = run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Write a packing list for the camping trip"), ("provide", "Include a first aid kit.")],
     )
@@ -457,7 +444,6 @@ def test_a_follow_up_rewrites_the_same_file_with_the_new_requirement() -> None:
 def test_memory_keeps_what_the_user_added_and_a_later_session_applies_it() -> None:
     tools = Env()
     transcript, _ = run_session(
-        OfflineAssistant(),
         tools,
         [
             ("request", "Write a weekly status report"),
@@ -479,7 +465,6 @@ def test_memory_keeps_what_the_user_added_and_a_later_session_applies_it() -> No
 
     later_tools = Env()
     _, (reply,) = run_session(
-        OfflineAssistant(),
         later_tools,
         [("request", "Write the status report for this week")],
         memory=memory,
@@ -533,7 +518,7 @@ def test_a_heartbeat_acts_on_its_due_items() -> None:
 def test_a_task_goes_into_the_project_the_user_names_with_its_date_and_priority() -> None:
     tools = Env()
     text = "Add a task to my Kitchen project: defrost the walk-in freezer by 2025-04-21, high priority"
-    run_session(OfflineAssistant(), tools, [("request", text)], memory=logins("todoist"))
+    run_session(tools, [("request", text)], memory=logins("todoist"))
     (task,) = tools.rows("todoist", "tasks")
     assert task["project_id"] == 4 and task["title"] == "defrost the walk-in freezer"
     assert task["priority"] == "high" and task["due_date"].startswith("2025-04-21")
@@ -542,7 +527,7 @@ def test_a_task_goes_into_the_project_the_user_names_with_its_date_and_priority(
 
 def test_a_denied_write_puts_the_draft_in_the_reply() -> None:
     tools = Env(deny=("write_file",))
-    _, (reply,) = run_session(OfflineAssistant(), tools, [("request", "Write a haiku about autumn rain")])
+    _, (reply,) = run_session(tools, [("request", "Write a haiku about autumn rain")])
     assert "write_file" not in tools.calls
     assert "cannot write files" in reply.text and "haiku about autumn rain" in reply.text
 
@@ -564,7 +549,6 @@ def test_deliverable_kinds(text: str, kinds: list[str]) -> None:
 def test_app_verbs_used_as_nouns_or_in_questions_do_nothing_irreversible() -> None:
     tools = Env()
     run_session(
-        OfflineAssistant(),
         tools,
         [
             ("request", "Draw up a price list for the mugs. Call it mug-prices."),
@@ -581,7 +565,6 @@ def test_app_verbs_used_as_nouns_or_in_questions_do_nothing_irreversible() -> No
 def test_a_text_goes_only_to_names_the_contacts_know() -> None:
     tools = Env()
     run_session(
-        OfflineAssistant(),
         tools,
         [
             ("request", "Write the Easter week plan"),
@@ -599,7 +582,6 @@ def test_an_order_waits_when_the_card_or_address_is_ambiguous_and_uses_the_one_n
     amazon = {**SEED["apps"]["amazon"], "payment_cards": [*SEED["apps"]["amazon"]["payment_cards"], card]}
     tools = Env(seed={**SEED, "apps": {**SEED["apps"], "amazon": amazon}})
     _, replies = run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Please buy a ceramic mug"), ("provide", "Use the card ending 5530.")],
         memory=logins("amazon"),
@@ -612,7 +594,6 @@ def test_an_order_waits_when_the_card_or_address_is_ambiguous_and_uses_the_one_n
 def test_a_path_named_later_moves_the_deliverable_and_a_trigger_is_not_the_user_asking() -> None:
     tools = Env()
     run_session(
-        OfflineAssistant(),
         tools,
         [
             ("request", "Write a packing list, call it packing-list"),
@@ -630,7 +611,7 @@ def test_a_path_named_later_moves_the_deliverable_and_a_trigger_is_not_the_user_
 def test_intent_questions_are_few_targeted_and_skip_what_is_known() -> None:
     tools = Env({"notes/prefs.md": "- Deadline: always the Friday of the week\n"})
     text = "Write a short markdown summary of the garden project"
-    _, (reply,) = run_session(OfflineAssistant(), tools, [("request", text)], intent_step=True)
+    _, (reply,) = run_session(tools, [("request", text)], intent_step=True)
     asked = [line for line in reply.text.splitlines() if line.startswith("- ") and line.endswith("?")]
     assert 1 <= len(asked) <= 3
     assert all("summary of the garden project" in q for q in asked)  # each names its object
@@ -641,7 +622,6 @@ def test_intent_questions_are_few_targeted_and_skip_what_is_known() -> None:
 def test_an_expense_is_split_equally_among_the_group_members() -> None:
     tools = Env()
     run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Split the $60 dinner with the flatmates")],
         memory=logins("splitwise"),
@@ -659,7 +639,6 @@ def test_an_expense_is_split_equally_among_the_group_members() -> None:
 def test_a_playlist_gets_only_the_songs_that_match() -> None:
     tools = Env()
     run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Make a jazz playlist for the evening")],
         memory=logins("spotify"),
@@ -678,7 +657,7 @@ def test_a_login_in_the_request_is_used_and_kept_out_of_everything_written() -> 
         "Please buy a ceramic mug and write a note of it in orders/mug.md. "
         f"My Amazon login: email {ALEX}, password {password}."
     )
-    _, (reply,) = run_session(OfflineAssistant(), tools, [("request", text)])
+    _, (reply,) = run_session(tools, [("request", text)])
     assert tools.ordered() == [{11: 1}]
     login = next(r for r in reply.tool_records if r.tool_name.endswith("__login"))
     assert login.call == {"username": ALEX, "password": password} and login.status == "ok"
@@ -689,7 +668,6 @@ def test_a_login_in_the_request_is_used_and_kept_out_of_everything_written() -> 
 def test_without_a_login_the_assistant_looks_in_the_workspace_then_asks_and_never_guesses() -> None:
     tools = Env({"notes/todo.md": "- water plants\n"})
     _, replies = run_session(
-        OfflineAssistant(),
         tools,
         [
             ("request", "Please buy a ceramic mug"),
@@ -714,7 +692,7 @@ def test_a_login_file_in_the_workspace_is_found_and_read() -> None:
         f"- Phone (text messages): 5550100, password {PASSWORDS['phone']}\n"
     )
     tools = Env({"app-logins.md": logins_md})
-    _, (reply,) = run_session(OfflineAssistant(), tools, [("request", "Text Dana saying the oven is fixed")])
+    _, (reply,) = run_session(tools, [("request", "Text Dana saying the oven is fixed")])
     assert [r.tool_name for r in reply.tool_records[:2]] == ["grep", "read_file"]
     login = next(r for r in reply.tool_records if r.tool_name.endswith("phone__login"))
     assert login.call == {"username": "5550100", "password": PASSWORDS["phone"]}
@@ -728,7 +706,7 @@ def test_a_phone_login_in_the_request_is_not_a_recipient() -> None:
         "Text Dana saying I am running late. "
         f"My phone number is 5550100, and the phone password is {PASSWORDS['phone']}."
     )
-    _, (reply,) = run_session(OfflineAssistant(), tools, [("request", text)])
+    _, (reply,) = run_session(tools, [("request", text)])
     texts = [t for t in tools.rows("phone", "text_messages") if t["user_id"] == 1]
     assert [t["receiver"] for t in texts] == ["5550101"]
     assert PASSWORDS["phone"] not in texts[0]["message"] and "5550100" not in texts[0]["message"]
@@ -741,7 +719,7 @@ def test_logins_are_remembered_across_sessions_and_a_refused_one_is_forgotten() 
         "Split the $60 dinner with the flatmates. "
         f"My Splitwise login: {ALEX}, password {PASSWORDS['splitwise']}."
     )
-    transcript, _ = run_session(OfflineAssistant(), tools, [("request", said)])
+    transcript, _ = run_session(tools, [("request", said)])
     memory = consolidate(AssistantMemory(user_id="u1"), task_id="t1", transcript=transcript, sim_time=1.0)
     (note,) = [n for n in memory.notes if n.kind == "credential"]
     assert note_credential(note) is not None and note_credential(note).app == "splitwise"  # type: ignore[union-attr]
@@ -749,7 +727,6 @@ def test_logins_are_remembered_across_sessions_and_a_refused_one_is_forgotten() 
 
     # A later session logs in with the remembered login, without asking.
     _, (reply,) = run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Split the $30 taxi with the flatmates")],
         memory=memory,
@@ -761,7 +738,6 @@ def test_logins_are_remembered_across_sessions_and_a_refused_one_is_forgotten() 
     users = tools.state.apps["splitwise"]["users"]
     users[0]["password"] = "New-Pass1"
     transcript, (reply,) = run_session(
-        OfflineAssistant(),
         tools,
         [("request", "Split the $12 pizza with the flatmates")],
         memory=memory,

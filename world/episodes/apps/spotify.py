@@ -44,7 +44,7 @@ Tools (``mcp_appworld_spotify__<api>``): ``login``, ``logout``; catalogue (no to
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple
 
 from pydantic import Field
 
@@ -84,7 +84,6 @@ from world.episodes.apps.base import (
 APP = "spotify"
 apis = AppApis(APP)
 LINK = "https://spotify.com"
-Marked = TypeVar("Marked", bound=AuthArgs)
 
 
 # ---------------------------------------------------------------- arguments
@@ -463,43 +462,48 @@ def _bump(record: Row, field: str, by: int) -> None:
     record[field] = max(0, int(record.get(field) or 0) + by)
 
 
-_TARGETS = {
-    "song_id": ("songs", "song"),
-    "album_id": ("albums", "album"),
-    "playlist_id": ("playlists", "playlist"),
-    "artist_id": ("artists", "artist"),
+_TARGETS: dict[str, tuple[str, str, type[AuthArgs]]] = {
+    "song_id": ("songs", "song", AuthSongArgs),
+    "album_id": ("albums", "album", AuthAlbumArgs),
+    "playlist_id": ("playlists", "playlist", AuthPlaylistArgs),
+    "artist_id": ("artists", "artist", AuthArtistArgs),
 }
-"""What an id names: its collection and AppWorld's name of it."""
+"""What an id names: its collection, AppWorld's name of it, and the arguments of the tools that
+mark it (a token and the id)."""
+
+
+class _Mark(NamedTuple):
+    target: str
+    """The id of the record it marks (a key of ``_TARGETS``)."""
+    stamp: str
+    """The field of the mark's time."""
+    counter: str | None
+    """The marked record's field that counts its marks (None: not counted)."""
+
+
 _MARKS = {
-    "song_likes": ("song_id", "liked_at"),
-    "album_likes": ("album_id", "liked_at"),
-    "playlist_likes": ("playlist_id", "liked_at"),
-    "artist_follows": ("artist_id", "followed_at"),
-    "library_songs": ("song_id", "added_at"),
-    "library_albums": ("album_id", "added_at"),
-    "downloaded_songs": ("song_id", "downloaded_at"),
+    "song_likes": _Mark("song_id", "liked_at", "like_count"),
+    "album_likes": _Mark("album_id", "liked_at", "like_count"),
+    "playlist_likes": _Mark("playlist_id", "liked_at", "like_count"),
+    "artist_follows": _Mark("artist_id", "followed_at", "follower_count"),
+    "library_songs": _Mark("song_id", "added_at", None),
+    "library_albums": _Mark("album_id", "added_at", None),
+    "downloaded_songs": _Mark("song_id", "downloaded_at", None),
 }
-"""A user's marks of catalogue records (likes, follows, library entries, downloads): the
-collection -> the id it marks and the time of the mark. A mark is ``{<mark>_id, user_id, <id>,
-<time>}``, at most one per user and record."""
+"""A user's marks of catalogue records (likes, follows, library entries, downloads), by
+collection. A mark is ``{<mark>_id, user_id, <target>, <stamp>}``, at most one per user and
+record."""
 
 
 def _marking_tool(
-    api: str,
-    description: str,
-    args_model: type[Marked],
-    collection: str,
-    *,
-    counter: str | None = None,
-    already: str,
-    done: str,
-) -> EpisodeTool[Marked]:
-    """An API that marks a record for the caller (``_MARKS``), once; the record's ``counter``
-    goes up. A playlist must be one the caller may see."""
-    target, stamp = _MARKS[collection]
-    table, what = _TARGETS[target]
+    api: str, description: str, collection: str, *, already: str, done: str
+) -> EpisodeTool[AuthArgs]:
+    """An API that marks a record for the caller (a mark of ``collection``), once; the record's
+    counter goes up. A playlist must be one the caller may see."""
+    target, stamp, counter = _MARKS[collection]
+    table, what, args_model = _TARGETS[target]
 
-    def run(ctx: ToolContext, args: Marked) -> JsonObject:
+    def run(ctx: ToolContext, args: AuthArgs) -> JsonObject:
         user = ctx.user(APP, args.access_token)
         target_id = getattr(args, target)
         record = ctx.find(APP, table, target_id, what)
@@ -517,22 +521,14 @@ def _marking_tool(
 
 
 def _unmarking_tool(
-    api: str,
-    description: str,
-    args_model: type[Marked],
-    collection: str,
-    *,
-    counter: str | None = None,
-    must_exist: bool = False,
-    missing: str,
-    done: str,
-) -> EpisodeTool[Marked]:
+    api: str, description: str, collection: str, *, must_exist: bool = False, missing: str, done: str
+) -> EpisodeTool[AuthArgs]:
     """The API that takes back a mark of ``_marking_tool`` (refused when there is none); the
-    record's ``counter`` goes down. The record must exist only when ``must_exist`` (409)."""
-    target, _ = _MARKS[collection]
-    table, what = _TARGETS[target]
+    record's counter goes down. The record must exist only when ``must_exist`` (409)."""
+    target, _, counter = _MARKS[collection]
+    table, what, args_model = _TARGETS[target]
 
-    def run(ctx: ToolContext, args: Marked) -> JsonObject:
+    def run(ctx: ToolContext, args: AuthArgs) -> JsonObject:
         user = ctx.user(APP, args.access_token)
         target_id = getattr(args, target)
         if must_exist:
@@ -554,7 +550,7 @@ def _marked(
 ) -> list[JsonObject]:
     """The ``view`` of each record of ``found`` (by id) that the caller marked in
     ``collection``, in the order of marking, with the time of the mark."""
-    target, stamp = _MARKS[collection]
+    target, stamp, _ = _MARKS[collection]
     return [
         view(found[mark[target]]) | {stamp: mark.get(stamp)}
         for mark in ctx.mine(APP, collection, user)
@@ -651,18 +647,14 @@ apis.add(
     _marking_tool(
         "like_song",
         "Like a song.",
-        AuthSongArgs,
         "song_likes",
-        counter="like_count",
         already="You have already liked this song in the past.",
         done="Song liked.",
     ),
     _unmarking_tool(
         "unlike_song",
         "Take back your like of a song.",
-        AuthSongArgs,
         "song_likes",
-        counter="like_count",
         must_exist=True,
         missing="You have not liked this song, so cannot unlike it.",
         done="Song unliked.",
@@ -683,36 +675,28 @@ apis.add(
     _marking_tool(
         "like_album",
         "Like an album.",
-        AuthAlbumArgs,
         "album_likes",
-        counter="like_count",
         already="You have already liked this album in the past.",
         done="Album liked.",
     ),
     _marking_tool(
         "like_playlist",
         "Like a playlist (yours or a public one).",
-        AuthPlaylistArgs,
         "playlist_likes",
-        counter="like_count",
         already="You have already liked this playlist in the past.",
         done="Playlist liked.",
     ),
     _marking_tool(
         "follow_artist",
         "Follow an artist.",
-        AuthArtistArgs,
         "artist_follows",
-        counter="follower_count",
         already="You are already following this artist.",
         done="Artist followed.",
     ),
     _unmarking_tool(
         "unfollow_artist",
         "Stop following an artist.",
-        AuthArtistArgs,
         "artist_follows",
-        counter="follower_count",
         missing="You are already not following this artist.",
         done="Artist unfollowed.",
     ),
@@ -737,7 +721,6 @@ apis.add(
     _marking_tool(
         "add_song_to_library",
         "Save a song in your song library.",
-        AuthSongArgs,
         "library_songs",
         already="The song is already in your library.",
         done="Song added to library.",
@@ -745,7 +728,6 @@ apis.add(
     _unmarking_tool(
         "remove_song_from_library",
         "Take a song out of your song library.",
-        AuthSongArgs,
         "library_songs",
         missing="The song is not in your library.",
         done="Song removed from library.",
@@ -764,7 +746,6 @@ apis.add(
     _marking_tool(
         "add_album_to_library",
         "Save an album in your album library.",
-        AuthAlbumArgs,
         "library_albums",
         already="The album is already in your library.",
         done="Album added to library.",
@@ -783,7 +764,6 @@ apis.add(
     _marking_tool(
         "download_song",
         "Download a song.",
-        AuthSongArgs,
         "downloaded_songs",
         already="The song is already downloaded.",
         done="Song downloaded.",
@@ -791,7 +771,6 @@ apis.add(
     _unmarking_tool(
         "remove_downloaded_song",
         "Delete a downloaded song.",
-        AuthSongArgs,
         "downloaded_songs",
         missing="The song is not downloaded.",
         done="Song removed from downloads.",
