@@ -162,16 +162,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    p = arguments.add_command(
-        sub,
-        "acl",
-        run,
-        "print the Redis ACL lines of an attached agent (for users.acl)",
-        "Print a users.acl line giving agent IDENT only its own inbox, reply and control "
-        "streams, the requests it may send (registry:IDENT, episode addresses, --send) and presence "
-        "on one namespace. See deploy/redis/README.md.",
-    )
+def _options(p: arguments.Parser) -> None:
     p.add_argument("--agent", required=True, metavar="IDENT", help="the agent's identity and Redis user")
     arguments.add_namespace_option(p, what="the namespace")
     p.add_argument(
@@ -199,6 +190,17 @@ def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
         metavar="PW",
         help="also print the operator's (default user's) line with this password",
     )
+
+
+COMMAND = arguments.Command(
+    name="acl",
+    run=run,
+    summary="print the Redis ACL lines of an attached agent (for users.acl)",
+    description="Print a users.acl line giving agent IDENT only its own inbox, reply and control "
+    "streams, the requests it may send (registry:IDENT, episode addresses, --send) and presence "
+    "on one namespace. See deploy/redis/README.md.",
+    options=_options,
+)
 
 
 # ---------------------------------------------------------------- the daemon's identity policies

@@ -23,14 +23,7 @@ from deploy import arguments
 from deploy.commands import UserError
 
 
-def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    p = arguments.add_command(
-        sub,
-        "appworld",
-        run,
-        "install AppWorld (the episodes' --apps appworld backend) in its own venv; status; serve",
-        "AppWorld pins pydantic < 2, so it gets a venv and a process of its own.",
-    )
+def _options(p: arguments.Parser) -> None:
     p.add_argument("action", choices=("install", "status", "serve"))
     p.add_setting("--home", field="appworld_home", metavar="DIR",
                   help="where AppWorld's venv lives (default: %(default)s, else "
@@ -57,6 +50,15 @@ def run(args: argparse.Namespace) -> int:
         return _serve(target.require(), args.seed)
     except AppWorldInstallError as exc:
         raise UserError(str(exc)) from None
+
+
+COMMAND = arguments.Command(
+    name="appworld",
+    run=run,
+    summary="install AppWorld (the episodes' --apps appworld backend) in its own venv; status; serve",
+    description="AppWorld pins pydantic < 2, so it gets a venv and a process of its own.",
+    options=_options,
+)
 
 
 def _status(target: Any) -> int:

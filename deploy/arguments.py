@@ -120,22 +120,29 @@ def apply_settings(args: argparse.Namespace, settings: Settings) -> argparse.Nam
     return args
 
 
-def add_command(
-    sub: argparse._SubParsersAction[Parser],
-    name: str,
-    func: Callable[[argparse.Namespace], int],
-    summary: str,
-    description: str | None = None,
-    *,
-    bus: Literal["redis", "in-process"] | None = None,
-) -> Parser:
-    """The subcommand ``name``, run by ``func``; with ``bus``, its ``--redis``/``--namespace``
-    (``in-process``: the memory bus unless ``--redis`` is given)."""
-    p = sub.add_parser(name, help=summary, description=description or summary)
-    if bus is not None:
-        add_bus_options(p, in_process=bus == "in-process")
-    p.set_defaults(func=func)
-    return p
+@dataclass(frozen=True)
+class Command:
+    """One ``auratown`` subcommand, declared: its name, the function that runs it, its help, whether
+    it takes the bus options (``redis``: ``--redis``/``--namespace``; ``in-process``: the memory bus
+    unless ``--redis`` is given) and the function that adds its own options. A command module
+    exposes its ``COMMAND``; the command line adds each (``add_to``)."""
+
+    name: str
+    run: Callable[[argparse.Namespace], int]
+    summary: str
+    description: str | None = None
+    bus: Literal["redis", "in-process"] | None = None
+    options: Callable[[Parser], None] | None = None
+
+    def add_to(self, sub: argparse._SubParsersAction[Parser]) -> Parser:
+        """The command's parser, added to ``sub``: its bus options first, then its own."""
+        p = sub.add_parser(self.name, help=self.summary, description=self.description or self.summary)
+        if self.bus is not None:
+            add_bus_options(p, in_process=self.bus == "in-process")
+        if self.options is not None:
+            self.options(p)
+        p.set_defaults(func=self.run)
+        return p
 
 
 BUS_URL_HELP = "bus URL: redis://, rediss://, unix:// (password or ACL user in the URL)"

@@ -11,19 +11,7 @@ import sys
 from deploy import arguments
 
 
-def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    p = arguments.add_command(
-        sub,
-        "attach",
-        attach,
-        "host a handler function (message -> reply or None) at an address until SIGTERM",
-        "Attach a Python function to a running town or episode run: every message sent to "
-        "ADDRESS is passed to FUNCTION (FUNCTION(message) or FUNCTION(ctx, message)); a returned message "
-        "is the reply (to the ask's reply_to, else to the payload's reply_to, as an episode's UserTurn "
-        "names). Acknowledgement, retries, dead letters and presence are the runtime's. See "
-        "docs/protocol.md.",
-        bus="redis",
-    )
+def _options(p: arguments.Parser) -> None:
     p.add_argument("--as", dest="address", required=True, metavar="ADDRESS", help="the address to serve")
     p.add_argument("--handler", required=True, metavar="MODULE:FUNCTION", help="e.g. myagent:answer")
     p.add_argument(
@@ -77,3 +65,17 @@ def attach(args: argparse.Namespace) -> int:
         )
         drained = agent.run()
     return 0 if drained else 1
+
+
+COMMAND = arguments.Command(
+    name="attach",
+    run=attach,
+    summary="host a handler function (message -> reply or None) at an address until SIGTERM",
+    description="Attach a Python function to a running town or episode run: every message sent to "
+    "ADDRESS is passed to FUNCTION (FUNCTION(message) or FUNCTION(ctx, message)); a returned message "
+    "is the reply (to the ask's reply_to, else to the payload's reply_to, as an episode's UserTurn "
+    "names). Acknowledgement, retries, dead letters and presence are the runtime's. See "
+    "docs/protocol.md.",
+    bus="redis",
+    options=_options,
+)

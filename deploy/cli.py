@@ -96,44 +96,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    check = arguments.add_command(
-        sub,
-        "selfcheck",
-        commands.run,
-        "start a host on the bus and check the runtime end to end (embedded memory bus by default)",
-        "Start a host with the echo service, send it asks and a topic message, and print what the "
-        "runtime measured. With --serve, keep serving until SIGTERM/SIGINT.",
+    check = arguments.Command(
+        name="selfcheck",
+        run=commands.run,
+        summary="start a host on the bus and check the runtime end to end (embedded memory bus by default)",
+        description="Start a host with the echo service, send it asks and a topic message, and print what "
+        "the runtime measured. With --serve, keep serving until SIGTERM/SIGINT.",
         bus="in-process",
-    )
+    ).add_to(sub)
     check.uses_settings(*arguments.DEAD_LETTER_SETTINGS)
     check.add_argument("--asks", type=_positive_int, default=200, help="asks to send (default: %(default)s)")
     check.add_argument("--serve", action="store_true", help="keep serving the echo address until stopped")
     check.add_argument("--json", action="store_true", help="print the summary as JSON")
 
-    run = arguments.add_command(
-        sub,
-        "run",
-        town_commands.run,
-        "run AURATown for a day, every role in this process (embedded memory bus by default)",
-        "Run the town's clock, world and agents in this process for --ticks ticks and print each "
+    run = arguments.Command(
+        name="run",
+        run=town_commands.run,
+        summary="run AURATown for a day, every role in this process (embedded memory bus by default)",
+        description="Run the town's clock, world and agents in this process for --ticks ticks and print each "
         "tick and the final public and private state.",
         bus="in-process",
-    )
+    ).add_to(sub)
     _town_options(run)
     run.uses_settings(*arguments.DEAD_LETTER_SETTINGS)
     run.add_argument("--ticks", type=_positive_int, default=35, help="ticks to run (default: a day, 35)")
     run.add_argument("--json", action="store_true", help="print the final state and digests as JSON")
 
-    daemon = arguments.add_command(
-        sub,
-        "daemon",
-        town_commands.daemon,
-        "host a persistent town (all roles, or --roles) until stopped",
-        "Host the town's actors until SIGTERM/SIGINT. On Redis the town's state and events persist, "
-        "and a restart (even after kill -9) resumes where it was. Without --redis the town runs in "
-        "this process on the memory bus.",
+    daemon = arguments.Command(
+        name="daemon",
+        run=town_commands.daemon,
+        summary="host a persistent town (all roles, or --roles) until stopped",
+        description="Host the town's actors until SIGTERM/SIGINT. On Redis the town's state and events "
+        "persist, and a restart (even after kill -9) resumes where it was. Without --redis the town runs "
+        "in this process on the memory bus.",
         bus="in-process",
-    )
+    ).add_to(sub)
     _town_options(daemon)
     daemon.add_argument(
         "--speed",
@@ -179,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     acl_command.add_daemon_options(daemon)
 
     def control(name: str, help_text: str, func: Callable[[argparse.Namespace], int]) -> arguments.Parser:
-        p = arguments.add_command(sub, name, func, help_text, bus="redis")
+        p = arguments.Command(name=name, run=func, summary=help_text, bus="redis").add_to(sub)
         p.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds to wait for an answer")
         return p
 
@@ -221,16 +218,15 @@ def build_parser() -> argparse.ArgumentParser:
     imp = control("import", "fork a town: load a snapshot file into a new namespace", town_commands.import_)
     imp.add_argument("file", help="snapshot file written by `auratown export`")
 
-    ask = arguments.add_command(
-        sub,
-        "ask",
-        ask_command.ask,
-        "ask the AURA environment agent a question (an embedded town, or a daemon with --redis)",
-        "Infer the implicit need behind the question (IntentFrame), probe the town within the gap's "
-        "budget and answer. Prints the answer, the IntentFrame, the probe trace, alerts and usage. "
+    ask = arguments.Command(
+        name="ask",
+        run=ask_command.ask,
+        summary="ask the AURA environment agent a question (an embedded town, or a daemon with --redis)",
+        description="Infer the implicit need behind the question (IntentFrame), probe the town within the "
+        "gap's budget and answer. Prints the answer, the IntentFrame, the probe trace, alerts and usage. "
         "Offline (heuristic, no model) unless --model names a litellm model.",
         bus="in-process",
-    )
+    ).add_to(sub)
     _town_options(ask)
     ask.add_argument("query", help="the question, e.g. 'Where is Lin Wei?'")
     ask.add_argument("--as", dest="asker", default="Zhang Hao", help="who asks (default: %(default)s)")
@@ -381,23 +377,33 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--out", required=True, metavar="DIR", help="directory to write *.json into")
     schema.set_defaults(func=commands.schema)
 
-    ping = arguments.add_command(
-        sub, "ping", commands.ping, "ask an address for a pong and print the round trip", bus="redis"
-    )
+    ping = arguments.Command(
+        name="ping",
+        run=commands.ping,
+        summary="ask an address for a pong and print the round trip",
+        bus="redis",
+    ).add_to(sub)
     ping.add_argument("address", nargs="?", default="echo", help="address to ping (default: %(default)s)")
     ping.add_argument("--count", type=_positive_int, default=3)
     ping.add_argument("--timeout", type=_positive_float, default=5.0, help="seconds per ask")
 
-    arguments.add_command(
-        sub, "processes", commands.processes, "list the processes present on a namespace", bus="redis"
+    processes = arguments.Command(
+        name="processes",
+        run=commands.processes,
+        summary="list the processes present on a namespace",
+        bus="redis",
     )
-    attach_command.register(sub)
-    appworld_command.register(sub)
-    dlq_command.register(sub)
-    web_command.register(sub)
-    acl_command.register(sub)
-    worker_command.register(sub)
-    mcp_command.register(sub)
+    for command in (
+        processes,
+        attach_command.COMMAND,
+        appworld_command.COMMAND,
+        dlq_command.COMMAND,
+        web_command.COMMAND,
+        acl_command.COMMAND,
+        worker_command.COMMAND,
+        mcp_command.COMMAND,
+    ):
+        command.add_to(sub)
     return parser
 
 

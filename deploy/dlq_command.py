@@ -35,17 +35,7 @@ if TYPE_CHECKING:
     from actors.bus import Bus, DeadLetter
 
 
-def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    dlq = arguments.add_command(
-        sub,
-        "dlq",
-        run,
-        "list, replay or purge the dead letters of a namespace",
-        "Dead letters are messages a handler refused (permanent error, too many attempts) or "
-        "that could not be decoded. `list` shows them, `replay` sends the original bytes again to the "
-        "inbox they came from and removes them, `purge` removes them.",
-        bus="redis",
-    )
+def _options(dlq: arguments.Parser) -> None:
     dlq.add_argument("action", choices=("list", "replay", "purge"))
     dlq.add_argument(
         "--id",
@@ -95,6 +85,18 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "replay":
             return _replay(bus, letters, args.json)
         return _purge(bus, letters, args.json, everything=args.all)
+
+
+COMMAND = arguments.Command(
+    name="dlq",
+    run=run,
+    summary="list, replay or purge the dead letters of a namespace",
+    description="Dead letters are messages a handler refused (permanent error, too many attempts) or "
+    "that could not be decoded. `list` shows them, `replay` sends the original bytes again to the "
+    "inbox they came from and removes them, `purge` removes them.",
+    bus="redis",
+    options=_options,
+)
 
 
 def _selection(args: argparse.Namespace) -> str:

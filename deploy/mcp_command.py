@@ -15,19 +15,7 @@ _SDK = frozenset({"mcp", "mcp_types", "anyio", "uvicorn", "starlette", "httpx2",
 """What the ``mcp`` extra brings: missing, the command says which extra to install."""
 
 
-def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    p = arguments.add_command(
-        sub,
-        "mcp",
-        serve,
-        "serve an episode's tools over MCP (HTTP or stdio), as the assistant or for one registry",
-        "With --assistant ADDRESS, take the assistant's address of an episode run (`auratown "
-        "bench episodes --assistants external:ADDRESS`) and give any MCP client the episode turn "
-        "protocol as tools (next_turn, reply) beside the current turn's episode tools. With --registry "
-        "ADDRESS, serve that episode registry's tools only. Every call goes through the registry "
-        "(policy, audit, history). HTTP listens on 127.0.0.1 unless told otherwise; anything else "
-        "needs a token. See docs/protocol.md.",
-    )
+def _options(p: arguments.Parser) -> None:
     arguments.add_redis_option(p, flag="--bus", what="the run's Redis: redis://, rediss://, unix://")
     arguments.add_namespace_option(p, what="the run's namespace (episodes.<run>)", required=True)
     who = p.add_mutually_exclusive_group(required=True)
@@ -125,3 +113,17 @@ def serve(args: argparse.Namespace) -> int:
             if bridge is not None:
                 bridge.close()
     return 0
+
+
+COMMAND = arguments.Command(
+    name="mcp",
+    run=serve,
+    summary="serve an episode's tools over MCP (HTTP or stdio), as the assistant or for one registry",
+    description="With --assistant ADDRESS, take the assistant's address of an episode run (`auratown "
+    "bench episodes --assistants external:ADDRESS`) and give any MCP client the episode turn "
+    "protocol as tools (next_turn, reply) beside the current turn's episode tools. With --registry "
+    "ADDRESS, serve that episode registry's tools only. Every call goes through the registry "
+    "(policy, audit, history). HTTP listens on 127.0.0.1 unless told otherwise; anything else "
+    "needs a token. See docs/protocol.md.",
+    options=_options,
+)

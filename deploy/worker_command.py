@@ -36,18 +36,7 @@ ALIASES = {"user": "episodes"}
 DEFAULT_ROLES = "env,registry,grader,episodes"
 
 
-def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    """Add ``auratown worker`` to the command line's subcommands."""
-    p = arguments.add_command(
-        sub,
-        "worker",
-        run,
-        "host stateless roles (env, registry, grader, episodes) sharing work with other workers",
-        "Host the given roles until SIGTERM/SIGINT. Every worker on the same Redis and "
-        "namespace competes for the roles' messages through consumer groups, so benchmark cells and "
-        "episode units spread over all of them; a worker that dies leaves its unfinished messages to "
-        "the others after --visibility-timeout seconds.",
-    )
+def _options(p: arguments.Parser) -> None:
     arguments.add_redis_option(p, what="the shared Redis")
     arguments.add_namespace_option(p, what="namespace served")
     p.add_argument(
@@ -257,3 +246,15 @@ def run(args: argparse.Namespace) -> int:
                 metrics.close()
     sys.stdout.flush()
     return 0
+
+
+COMMAND = arguments.Command(
+    name="worker",
+    run=run,
+    summary="host stateless roles (env, registry, grader, episodes) sharing work with other workers",
+    description="Host the given roles until SIGTERM/SIGINT. Every worker on the same Redis and "
+    "namespace competes for the roles' messages through consumer groups, so benchmark cells and "
+    "episode units spread over all of them; a worker that dies leaves its unfinished messages to "
+    "the others after --visibility-timeout seconds.",
+    options=_options,
+)

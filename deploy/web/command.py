@@ -61,22 +61,6 @@ def add_http_options(p: arguments.Parser) -> None:
     )
 
 
-def register(sub: argparse._SubParsersAction[arguments.Parser]) -> None:
-    """Add the ``auratown view`` command (``auratown daemon`` takes ``add_http_options`` too)."""
-    view = arguments.add_command(
-        sub,
-        "view",
-        serve_view,
-        "serve the live view of a running town (hosts no actor)",
-        "Serve the live web view of the town on --redis/--namespace: the map with its agents moving, "
-        "the event feed and every agent's public state; operators (--operator-token) also see private "
-        "state and recent probe calls.",
-        bus="redis",
-    )
-    add_http_options(view)
-    view.set_defaults(http_default=("127.0.0.1", 8080))
-
-
 def start_from_args(
     args: argparse.Namespace,
     bus: Bus,
@@ -156,3 +140,22 @@ def serve_view(args: argparse.Namespace) -> int:
         finally:
             live.stop()
     return 0
+
+
+def _view_options(view: arguments.Parser) -> None:
+    """``auratown view`` serves where ``--http`` says, else on 127.0.0.1:8080 (``auratown daemon``
+    takes ``add_http_options`` too, and serves only when ``--http`` is given)."""
+    add_http_options(view)
+    view.set_defaults(http_default=("127.0.0.1", 8080))
+
+
+COMMAND = arguments.Command(
+    name="view",
+    run=serve_view,
+    summary="serve the live view of a running town (hosts no actor)",
+    description="Serve the live web view of the town on --redis/--namespace: the map with its agents moving, "
+    "the event feed and every agent's public state; operators (--operator-token) also see private "
+    "state and recent probe calls.",
+    bus="redis",
+    options=_view_options,
+)
