@@ -75,6 +75,25 @@ _THREAD_SORTS = ("created_at", "updated_at")
 
 
 # ---------------------------------------------------------------- arguments
+# Threads and drafts are listed alike: filtered by creation day, sorted by ``_THREAD_SORTS``.
+
+
+def _created_from() -> str:
+    result: str = Field(default=MIN_DATE, description="Created on or after this day (YYYY-MM-DD).")
+    return result
+
+
+def _created_to() -> str:
+    result: str = Field(default=MAX_DATE, description="Created on or before this day (YYYY-MM-DD).")
+    return result
+
+
+def _sort_by() -> str | None:
+    result: str | None = Field(
+        default=None,
+        description="+/- created_at or updated_at (default -updated_at when there is no query).",
+    )
+    return result
 
 
 class SignupArgs(AppArgs):
@@ -112,12 +131,9 @@ class ThreadListArgs(AuthPageArgs):
         default=None, description="Only threads with mail from this address."
     )
     to_email: EmailAddress | None = Field(default=None, description="Only threads with mail to this address.")
-    min_created_at: str = Field(default=MIN_DATE, description="Created on or after this day (YYYY-MM-DD).")
-    max_created_at: str = Field(default=MAX_DATE, description="Created on or before this day (YYYY-MM-DD).")
-    sort_by: str | None = Field(
-        default=None,
-        description="+/- created_at or updated_at (default -updated_at when there is no query).",
-    )
+    min_created_at: str = _created_from()
+    max_created_at: str = _created_to()
+    sort_by: str | None = _sort_by()
 
 
 class SendEmailArgs(AuthArgs):
@@ -188,12 +204,9 @@ class ShowDraftsArgs(AuthPageArgs):
     scheduled: bool | None = Field(default=None, description="Only scheduled (or unscheduled) drafts.")
     belongs_to_email_thread_id: int | None = Field(default=None, description="Only drafts of this thread.")
     response_to_email_id: int | None = Field(default=None, description="Only drafts answering this email.")
-    min_created_at: str = Field(default=MIN_DATE, description="Created on or after this day (YYYY-MM-DD).")
-    max_created_at: str = Field(default=MAX_DATE, description="Created on or before this day (YYYY-MM-DD).")
-    sort_by: str | None = Field(
-        default=None,
-        description="+/- created_at or updated_at (default -updated_at when there is no query).",
-    )
+    min_created_at: str = _created_from()
+    max_created_at: str = _created_to()
+    sort_by: str | None = _sort_by()
 
 
 # ---------------------------------------------------------------- people and records
