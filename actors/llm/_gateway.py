@@ -79,17 +79,6 @@ class Completion:
     attempts: int
     """Requests sent for this answer (retries and a repair call included); 0 when cached."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cost_usd": self.cost_usd,
-            "latency_s": self.latency_s,
-            "cached": self.cached,
-            "attempts": self.attempts,
-        }
-
 
 @dataclass(frozen=True)
 class Structured(Generic[T]):
