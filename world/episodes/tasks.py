@@ -25,7 +25,7 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
 from pydantic import (
     BaseModel,
@@ -60,6 +60,7 @@ ROOT_FIELD = "(file)"
 """The field named by a problem of the whole document (not a mapping, not YAML)."""
 
 _FIELD_ERROR = "task_field"
+Parsed = TypeVar("Parsed", bound=BaseModel)
 # Keys pi-Bench reads under ``objectives`` that we hold at the top level.
 _LIFTED = ("files_read", "tools", "tools_evaluation_path")
 
@@ -452,38 +453,38 @@ def _not_a_mapping(data: object) -> FieldProblem:
     return FieldProblem(ROOT_FIELD, f"expected a mapping of fields, not {type(data).__name__}")
 
 
-def task_problems(data: object) -> tuple[TaskFile | None, tuple[FieldProblem, ...]]:
-    """The parsed task, or None and every problem found (the linter reports them all)."""
+def _problems(model: type[Parsed], data: object) -> tuple[Parsed | None, tuple[FieldProblem, ...]]:
+    """``data`` parsed as ``model``, or None and every problem found (the linter reports them all)."""
     if not isinstance(data, Mapping):
         return None, (_not_a_mapping(data),)
     try:
-        return TaskFile.model_validate(dict(data)), ()
+        return model.model_validate(dict(data)), ()
     except ValidationError as exc:
-        return None, problems_of(exc, TaskFile)
+        return None, problems_of(exc, model)
+
+
+def _parsed(model: type[Parsed], data: Mapping[str, Any], where: str) -> Parsed:
+    """``data`` parsed as ``model``; TaskFormatError naming ``where`` and the first bad field otherwise."""
+    parsed, problems = _problems(model, data)
+    if parsed is None:
+        raise TaskFormatError(where, problems[0].field, problems[0].message)
+    return parsed
+
+
+def task_problems(data: object) -> tuple[TaskFile | None, tuple[FieldProblem, ...]]:
+    return _problems(TaskFile, data)
 
 
 def episode_problems(data: object) -> tuple[EpisodeFile | None, tuple[FieldProblem, ...]]:
-    if not isinstance(data, Mapping):
-        return None, (_not_a_mapping(data),)
-    try:
-        return EpisodeFile.model_validate(dict(data)), ()
-    except ValidationError as exc:
-        return None, problems_of(exc, EpisodeFile)
+    return _problems(EpisodeFile, data)
 
 
 def parse_task(data: Mapping[str, Any], *, where: str) -> TaskFile:
-    """The task in ``data``; TaskFormatError naming ``where`` and the first bad field otherwise."""
-    task, problems = task_problems(data)
-    if task is None:
-        raise TaskFormatError(where, problems[0].field, problems[0].message)
-    return task
+    return _parsed(TaskFile, data, where)
 
 
 def parse_episode(data: Mapping[str, Any], *, where: str) -> EpisodeFile:
-    episode, problems = episode_problems(data)
-    if episode is None:
-        raise TaskFormatError(where, problems[0].field, problems[0].message)
-    return episode
+    return _parsed(EpisodeFile, data, where)
 
 
 # ---------------------------------------------------------------- what the session and grader get

@@ -68,6 +68,19 @@ apis = AppApis(APP)
 NO_GROUP_NAME = "Non-Group Entries"
 
 # ---------------------------------------------------------------- arguments
+# An expense and a payment take a receipt alike (``_refuse_receipt``).
+
+
+def _receipt_file_path() -> str | None:
+    result: str | None = Field(default=None, description="A receipt file in the file_system app.")
+    return result
+
+
+def _file_system_access_token() -> str | None:
+    result: str | None = Field(
+        default=None, description="Access token of the file_system app (only for a receipt)."
+    )
+    return result
 
 
 class SearchUsersArgs(AuthPageArgs):
@@ -104,10 +117,8 @@ class RecordExpenseArgs(AuthArgs):
         description="Each debtor's share, in the order of debtor_emails (default: equal shares).",
     )
     group_id: int | None = optional_id_field("The group the expense belongs to (none: no group).")
-    receipt_file_path: str | None = Field(default=None, description="A receipt file in the file_system app.")
-    file_system_access_token: str | None = Field(
-        default=None, description="Access token of the file_system app (only for a receipt)."
-    )
+    receipt_file_path: str | None = _receipt_file_path()
+    file_system_access_token: str | None = _file_system_access_token()
 
 
 class ExpenseArgs(AuthArgs):
@@ -137,10 +148,8 @@ class RecordPaymentArgs(AuthArgs):
     amount: float = Field(allow_inf_nan=False, description="The amount paid.")
     group_id: int | None = optional_id_field("The group the payment belongs to (none: no group).")
     description: str | None = Field(default=None, description="A short note on the payment.")
-    receipt_file_path: str | None = Field(default=None, description="A receipt file in the file_system app.")
-    file_system_access_token: str | None = Field(
-        default=None, description="Access token of the file_system app (only for a receipt)."
-    )
+    receipt_file_path: str | None = _receipt_file_path()
+    file_system_access_token: str | None = _file_system_access_token()
 
 
 class PaymentArgs(AuthArgs):
