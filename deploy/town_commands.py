@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,7 @@ from deploy.commands import UserError, open_bus
 if TYPE_CHECKING:
     from actors.bus import Bus
     from actors.town import TownClient, TownConfig
-    from messages.town import AgentView, TownStateView
+    from messages.town import AgentView, ClockStatus, TownStateView
 
 
 def _proposed_config(args: argparse.Namespace) -> TownConfig:
@@ -269,33 +269,28 @@ def inject(args: argparse.Namespace) -> int:
     return 0
 
 
-def _clock_line(status: Any) -> str:
+def _clock_line(status: ClockStatus) -> str:
     speed = "max" if status.ticks_per_second == 0 else f"{status.ticks_per_second:g} ticks/s"
     return f"{'paused' if status.paused else 'running'} at {speed}; last completed tick {status.completed}"
 
 
-def pause(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        print(_clock_line(client.pause()))
-    return 0
+def _clock_command(
+    request: Callable[[TownClient, argparse.Namespace], ClockStatus],
+) -> Callable[[argparse.Namespace], int]:
+    """A command that makes one request of the town's clock and prints the clock's status after it."""
+
+    def run(args: argparse.Namespace) -> int:
+        with _client(args) as client:
+            print(_clock_line(request(client, args)))
+        return 0
+
+    return run
 
 
-def resume(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        print(_clock_line(client.resume()))
-    return 0
-
-
-def speed(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        print(_clock_line(client.set_speed(args.ticks_per_second)))
-    return 0
-
-
-def clock_status(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        print(_clock_line(client.status()))
-    return 0
+pause = _clock_command(lambda client, _: client.pause())
+resume = _clock_command(lambda client, _: client.resume())
+speed = _clock_command(lambda client, args: client.set_speed(args.ticks_per_second))
+clock_status = _clock_command(lambda client, _: client.status())
 
 
 def export(args: argparse.Namespace) -> int:
