@@ -355,9 +355,7 @@ def test_an_order_asks_before_ordering_what_was_already_in_the_cart() -> None:
 def test_an_email_goes_to_the_contacts_address() -> None:
     tools = Env()
     run_session(
-        tools,
-        [("request", "Email Dana about the offsite saying it moves to Friday at 3pm")],
-        memory=logins(),
+        tools, [("request", "Email Dana about the offsite saying it moves to Friday at 3pm")], memory=logins()
     )
     (sent,) = tools.rows("gmail", "emails")
     assert sent["sender"] == ALEX and sent["recipients"] == [DANA]
@@ -402,9 +400,7 @@ def test_a_reply_goes_to_the_thread_of_the_person_named() -> None:
 def test_without_a_phone_login_an_email_finds_the_address_among_gmail_users() -> None:
     tools = Env()
     run_session(
-        tools,
-        [("request", "Email Sam Ortiz saying the keys are under the mat")],
-        memory=logins("gmail"),
+        tools, [("request", "Email Sam Ortiz saying the keys are under the mat")], memory=logins("gmail")
     )
     (sent,) = tools.rows("gmail", "emails")
     assert sent["recipients"] == [SAM]
@@ -465,10 +461,7 @@ def test_memory_keeps_what_the_user_added_and_a_later_session_applies_it() -> No
 
     later_tools = Env()
     _, (reply,) = run_session(
-        later_tools,
-        [("request", "Write the status report for this week")],
-        memory=memory,
-        task="t2",
+        later_tools, [("request", "Write the status report for this week")], memory=memory, task="t2"
     )
     assert "Name the file YYYY-MM-DD_status.md always." in reply.text
     (written,) = [p for p in later_tools.files if p.startswith("outputs/")]
@@ -621,11 +614,7 @@ def test_intent_questions_are_few_targeted_and_skip_what_is_known() -> None:
 
 def test_an_expense_is_split_equally_among_the_group_members() -> None:
     tools = Env()
-    run_session(
-        tools,
-        [("request", "Split the $60 dinner with the flatmates")],
-        memory=logins("splitwise"),
-    )
+    run_session(tools, [("request", "Split the $60 dinner with the flatmates")], memory=logins("splitwise"))
     (expense,) = tools.rows("splitwise", "expenses")
     assert expense["group_id"] == 5 and expense["amount"] == 60 and expense["payer_id"] == 1
     assert expense["description"] == "dinner"
@@ -638,11 +627,7 @@ def test_an_expense_is_split_equally_among_the_group_members() -> None:
 
 def test_a_playlist_gets_only_the_songs_that_match() -> None:
     tools = Env()
-    run_session(
-        tools,
-        [("request", "Make a jazz playlist for the evening")],
-        memory=logins("spotify"),
-    )
+    run_session(tools, [("request", "Make a jazz playlist for the evening")], memory=logins("spotify"))
     (playlist,) = tools.rows("spotify", "playlists")
     assert playlist["song_ids"] == [1, 3]  # the search ranks every song; the punk one does not belong
 
@@ -727,10 +712,7 @@ def test_logins_are_remembered_across_sessions_and_a_refused_one_is_forgotten() 
 
     # A later session logs in with the remembered login, without asking.
     _, (reply,) = run_session(
-        tools,
-        [("request", "Split the $30 taxi with the flatmates")],
-        memory=memory,
-        task="t2",
+        tools, [("request", "Split the $30 taxi with the flatmates")], memory=memory, task="t2"
     )
     assert len(tools.rows("splitwise", "expenses")) == 2 and "?" not in reply.text
 
@@ -738,10 +720,7 @@ def test_logins_are_remembered_across_sessions_and_a_refused_one_is_forgotten() 
     users = tools.state.apps["splitwise"]["users"]
     users[0]["password"] = "New-Pass1"
     transcript, (reply,) = run_session(
-        tools,
-        [("request", "Split the $12 pizza with the flatmates")],
-        memory=memory,
-        task="t3",
+        tools, [("request", "Split the $12 pizza with the flatmates")], memory=memory, task="t3"
     )
     assert "Splitwise login I had was refused" in reply.text
     assert len(tools.rows("splitwise", "expenses")) == 2
