@@ -316,6 +316,27 @@ def _bought(ctx: ToolContext, user: dict[str, Any], product_id: int) -> bool:
     )
 
 
+def _posts(
+    ctx: ToolContext,
+    collection: str,
+    about: tuple[str, int],
+    author_email: str | None,
+    is_verified: bool | None = None,
+) -> list[dict[str, Any]]:
+    """The reviews, questions or answers of ``collection`` about one record (``about``: the field
+    that names it and its id), by one author when ``author_email`` is given (AppWorld's 409 when
+    nobody has it), and by verified buyers (or the others) when ``is_verified`` is given."""
+    field_name, record_id = about
+    user_id = _user_id(ctx, author_email)
+    return [
+        p
+        for p in ctx.rows(APP, collection)
+        if p.get(field_name) == record_id
+        and (user_id is None or p.get("user_id") == user_id)
+        and (is_verified is None or bool(p.get("is_verified")) == is_verified)
+    ]
+
+
 class ReviewsArgs(PageArgs):
     product_id: int = id_field("The product whose reviews to show.")
     query: str = Field(default="", description="Words to look for in the reviews' titles and texts.")
@@ -331,14 +352,10 @@ class ReviewsArgs(PageArgs):
 @apis.api("List a product's reviews, with filters.")
 def show_product_reviews(ctx: ToolContext, args: ReviewsArgs) -> list[JsonObject]:
     ctx.find(APP, "products", args.product_id, "product")
-    user_id = _user_id(ctx, args.user_email)
     rows = [
         r
-        for r in ctx.rows(APP, "reviews")
-        if r.get("product_id") == args.product_id
-        and (user_id is None or r.get("user_id") == user_id)
-        and (args.is_verified is None or bool(r.get("is_verified")) == args.is_verified)
-        and in_range(r.get("rating"), args.min_rating, args.max_rating, 1, 5)
+        for r in _posts(ctx, "reviews", ("product_id", args.product_id), args.user_email, args.is_verified)
+        if in_range(r.get("rating"), args.min_rating, args.max_rating, 1, 5)
     ]
     found = retrieve(
         ((f"{r.get('title', '')} {r.get('text', '')}", r) for r in rows), args, ("rating", "created_at")
@@ -414,12 +431,7 @@ class QuestionsArgs(PageArgs):
 @apis.api("List questions asked about a product.")
 def show_product_questions(ctx: ToolContext, args: QuestionsArgs) -> list[JsonObject]:
     ctx.find(APP, "products", args.product_id, "product")
-    user_id = _user_id(ctx, args.user_email)
-    rows = [
-        q
-        for q in ctx.rows(APP, "questions")
-        if q.get("product_id") == args.product_id and (user_id is None or q.get("user_id") == user_id)
-    ]
+    rows = _posts(ctx, "questions", ("product_id", args.product_id), args.user_email)
     found = retrieve(((str(q.get("question", "")), q) for q in rows), args, ("created_at",))
     return [
         {
@@ -461,14 +473,9 @@ class AnswersArgs(PageArgs):
 def show_product_question_answers(ctx: ToolContext, args: AnswersArgs) -> list[JsonObject]:
     question = ctx.find(APP, "questions", args.question_id, "question")
     ctx.find(APP, "products", question.get("product_id"), "product")
-    user_id = _user_id(ctx, args.user_email)
-    rows = [
-        a
-        for a in ctx.rows(APP, "question_answers")
-        if a.get("question_id") == args.question_id
-        and (user_id is None or a.get("user_id") == user_id)
-        and (args.is_verified is None or bool(a.get("is_verified")) == args.is_verified)
-    ]
+    rows = _posts(
+        ctx, "question_answers", ("question_id", args.question_id), args.user_email, args.is_verified
+    )
     found = retrieve(((str(a.get("answer", "")), a) for a in rows), args, ("created_at",))
     return [
         {
