@@ -4,7 +4,6 @@ OpenAI-compatible stub: parsed, repaired, or fallen back visibly; never a crash.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +36,6 @@ FRAME = {
 }
 CALL = {"action": "call", "tool": "agent.private_state", "args": {"agent_name": "Lin Wei"}, "reason": "free?"}
 STOP = {"action": "stop", "tool": None, "args": {}, "reason": "enough"}
-
-
-@pytest.fixture
-def stub() -> Iterator[OpenAIStub]:
-    with OpenAIStub() as s:
-        yield s
 
 
 @pytest.fixture(scope="module")

@@ -126,12 +126,6 @@ def hosted(
         host.stop(drain_timeout=5)
 
 
-@pytest.fixture
-def stub() -> Iterator[OpenAIStub]:
-    with OpenAIStub() as s:
-        yield s
-
-
 def step(action: str, args: dict[str, object] | None = None, reply: str = "") -> dict[str, object]:
     return {"thought": f"next: {action}", "action": action, "args": args or {}, "reply": reply}
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +28,6 @@ TIMEOUT = 0.3
 class Frame(BaseModel):
     literal_need: str
     gap: float = Field(ge=0, le=1)
-
-
-@pytest.fixture
-def stub() -> Iterator[OpenAIStub]:
-    with OpenAIStub() as s:
-        yield s
 
 
 def gateway(stub: OpenAIStub, cache: Any = None, **overrides: Any) -> LLMGateway:

@@ -3,7 +3,6 @@ stub, counted failures, and agreement with the paper's own judge on its released
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -142,12 +141,6 @@ def test_factual_claims_are_classified() -> None:
     assert not isinstance(vague, JudgeFailure)
     assert vague.strict_precision is None and vague.fa == 0.0  # excluded from strict precision
     assert isinstance(judge.judge(gold, ""), JudgeFailure)
-
-
-@pytest.fixture
-def stub() -> Iterator[OpenAIStub]:
-    with OpenAIStub() as s:
-        yield s
 
 
 def llm_judge(stub: OpenAIStub) -> LLMImplicitJudge:
