@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from actors.bus import AskTimeoutError, RemoteError
 from actors.runtime import Context
 from messages.probes import ListTools, ProbeCall, ProbeResult, ProbeScene, RegistryName, ToolList
-from world.aura import ProbeReply, ToolInfo, tool_infos
-from world.aura._scene import reply_of
+from world.aura import ProbeReply, ToolInfo, allowed_tools, reply_of
 
 
 class ProbeUnavailableError(RuntimeError):
@@ -17,35 +17,26 @@ class ProbeUnavailableError(RuntimeError):
     answers), so a crash never silently changes an answer."""
 
 
+@dataclass(eq=False)
 class BusProbes:
-    def __init__(
-        self,
-        ctx: Context,
-        *,
-        registry: RegistryName,
-        caller: str,
-        asker: str | None,
-        scene: ProbeScene | None,
-        address: str = "registry",
-        timeout: float = 10.0,
-    ) -> None:
-        self.ctx = ctx
-        self.registry = registry
-        self.caller = caller
-        self.asker = asker
-        self.scene = scene
-        self.address = address
-        self.timeout = timeout
-        self._tools: list[ToolInfo] | None = None
+    """A ``ProbeClient`` whose registry is the actor at ``address``, asked from ``ctx``."""
+
+    ctx: Context
+    _: KW_ONLY
+    registry: RegistryName
+    caller: str
+    asker: str | None
+    scene: ProbeScene | None
+    address: str = "registry"
+    timeout: float = 10.0
+    _tools: list[ToolInfo] | None = field(default=None, init=False, repr=False)
 
     def tools(self) -> list[ToolInfo]:
-        """The tools the registry's policy allows (the planner never sees a denied one)."""
         if self._tools is None:
-            reply = self.ctx.ask(self.address, ListTools(registry=self.registry), timeout=self.timeout)
-            if not isinstance(reply, ToolList):
-                raise TypeError(f"{self.address} answered ListTools with {type(reply).__name__}")
-            allowed = set(reply.allowed)
-            self._tools = tool_infos([s for s in reply.specs if s.name in allowed])
+            listed = self.ctx.ask(
+                self.address, ListTools(registry=self.registry), expect=ToolList, timeout=self.timeout
+            )
+            self._tools = allowed_tools(listed)
         return self._tools
 
     def call(self, tool: str, args: dict[str, Any]) -> ProbeReply:

@@ -14,6 +14,7 @@ policy for that turn (or that consolidation), recorded on the gateway and in the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, TypeVar
 
 import structlog
@@ -57,19 +58,18 @@ _FIRST_KINDS = frozenset({"request", "trigger"})
 # ---------------------------------------------------------------- the tools, over the bus
 
 
+@dataclass(eq=False)
 class BusToolPort:
     """The episode registry as a ``ToolPort``: each call is an ask to ``address``. A registry that
     does not answer gives a record with status ``unavailable``, never an exception."""
 
-    def __init__(
-        self, ctx: Context, address: str, *, caller: str, task_id: str, timeout: float = 30.0
-    ) -> None:
-        self.ctx = ctx
-        self.address = address
-        self.caller = caller
-        self.task_id = task_id
-        self.timeout = timeout
-        self._tools: ToolList | None = None
+    ctx: Context
+    address: str
+    _: KW_ONLY
+    caller: str
+    task_id: str
+    timeout: float = 30.0
+    _tools: ToolList | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def for_turn(cls, ctx: Context, turn: UserTurn, *, timeout: float = 30.0) -> BusToolPort:

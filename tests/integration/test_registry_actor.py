@@ -21,6 +21,7 @@ from messages.probes import (
     ProbeCall,
     ProbePolicy,
     ProbeResult,
+    ProbeScene,
     ProbeSceneData,
     ToolList,
 )
@@ -29,7 +30,7 @@ from tests.conftest import aura_release_json, wait_until
 from tests.support.topics import topic_messages
 from tests.support.town import running_town
 from world import Town
-from world.probes import ProbeRegistry, ProbeScene, ToolSpec, agent_state_registry, scene_from_aura_v2
+from world.probes import ProbeRegistry, ToolSpec, agent_state_registry, scene_from_aura_v2
 
 TOWN_ROLES = ("clock", "world", "agents")
 

@@ -14,17 +14,22 @@ import pytest
 
 from actors.town import embedded_town
 from messages import decode, encode
-from messages.probes import ProbeCall, ProbeResult, ToolList, ToolSpecData
+from messages.probes import (
+    ProbeCall,
+    ProbeOutcome,
+    ProbePolicy,
+    ProbeResult,
+    ProbeScene,
+    SceneAgent,
+    ToolList,
+    ToolSpecData,
+)
 from messages.town import InjectEvent
 from tests.conftest import aura_release_json
 from world import Town
 from world.minds import day_plan
 from world.probes import (
-    ProbeOutcome,
-    ProbePolicy,
     ProbeRegistry,
-    ProbeScene,
-    SceneAgent,
     SceneError,
     ToolSpec,
     agent_state_registry,

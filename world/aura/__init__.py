@@ -20,7 +20,7 @@ from world.aura._intent import (
 )
 from world.aura._pipeline import OfflineBackend, UnknownConditionError, answer_query
 from world.aura._query import QueryParse, mentioned_agents, parse_query
-from world.aura._scene import RegistryProbes, scene_view, tool_infos
+from world.aura._scene import RegistryProbes, allowed_tools, reply_of, scene_view
 from world.aura._types import (
     AnswerRequest,
     Backend,
@@ -54,6 +54,7 @@ __all__ = [
     "SocialReader",
     "ToolInfo",
     "UnknownConditionError",
+    "allowed_tools",
     "answer_query",
     "budget_for_gap",
     "compose_answer",
@@ -65,8 +66,8 @@ __all__ = [
     "literal_candidates",
     "mentioned_agents",
     "parse_query",
+    "reply_of",
     "scene_view",
     "summarise",
-    "tool_infos",
     "whitelist",
 ]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from messages.probes import MemoryFacts, ProbeOutcome, ProbeScene, ToolList, ToolSpecData
+from messages.probes import MemoryFacts, ProbeOutcome, ProbeScene, ToolList
 from world.aura._types import ProbeReply, PublicAgent, SceneView, ToolInfo
 from world.memory import MemoryItem, MemoryStream, importance, keywords
 
@@ -89,8 +90,15 @@ def _find(scene: ProbeScene, who: str) -> str | None:
     return None
 
 
-def tool_infos(specs: Sequence[ToolSpecData]) -> list[ToolInfo]:
-    return [ToolInfo(s.name, s.description, dict(s.parameters), s.private, tuple(s.aliases)) for s in specs]
+def allowed_tools(listed: ToolList) -> list[ToolInfo]:
+    """The tools of ``listed`` that the registry's policy allows (the planner never sees a denied
+    one), whether the list came from a registry in process or over the bus."""
+    allowed = set(listed.allowed)
+    return [
+        ToolInfo(s.name, s.description, dict(s.parameters), s.private, tuple(s.aliases))
+        for s in listed.specs
+        if s.name in allowed
+    ]
 
 
 def reply_of(outcome: ProbeOutcome) -> ProbeReply:
@@ -117,21 +125,19 @@ class _Registry(Protocol):
     ) -> ProbeOutcome: ...
 
 
+@dataclass(eq=False)
 class RegistryProbes:
     """A ``ProbeClient`` over an in-process registry and a fixed scene (embedded runs, benchmarks)."""
 
-    def __init__(self, registry: _Registry, scene: ProbeScene, caller: str, asker: str | None = None) -> None:
-        self.registry = registry
-        self.scene = scene
-        self.caller = caller
-        self.asker = asker
-        self.outcomes: list[ProbeOutcome] = []
+    registry: _Registry
+    scene: ProbeScene
+    caller: str
+    asker: str | None = None
+    outcomes: list[ProbeOutcome] = field(default_factory=list, init=False, repr=False)
+    """Every call's outcome, audit included, in call order."""
 
     def tools(self) -> list[ToolInfo]:
-        """The tools the registry's policy allows (the planner never sees a denied one)."""
-        listed = self.registry.tool_list()
-        allowed = set(listed.allowed)
-        return tool_infos([s for s in listed.specs if s.name in allowed])
+        return allowed_tools(self.registry.tool_list())
 
     def call(self, tool: str, args: dict[str, Any]) -> ProbeReply:
         outcome = self.registry.call(self.scene, self.caller, tool, args, asker=self.asker)

@@ -6,28 +6,12 @@ registry actor (``actors.roles.registry``) fetches live scenes and publishes the
 
 Both accept the paper's names (``world.time``, ``agent.private_state``) and the AURA release's
 (``get_time``, ``get_agent_private_state``). The scene and outcome models live in
-``messages.probes`` (the lowest layer) and are re-exported here.
+``messages.probes`` (the lowest layer) and are imported from there, their one home.
 """
 
 from __future__ import annotations
 
-from messages.probes import (
-    REGISTRY_NAMES,
-    AuditRecord,
-    BeliefFacts,
-    EventFacts,
-    LocationFacts,
-    MemoryFacts,
-    PlanItem,
-    PrivateFacts,
-    ProbeOutcome,
-    ProbePolicy,
-    ProbeScene,
-    ProbeStatus,
-    RegistryName,
-    SceneAgent,
-    ToolSpecData,
-)
+from messages.probes import REGISTRY_NAMES, ProbePolicy, RegistryName
 from world.probes.agent_state import agent_state_registry, agent_state_tools
 from world.probes.environment import environment_registry, environment_tools
 from world.probes.names import NotFoundError, find_agent, find_location
@@ -54,27 +38,12 @@ def registry(name: RegistryName, policy: ProbePolicy | None = None) -> ProbeRegi
 
 __all__ = [
     "ALLOW_ALL",
-    "REGISTRY_NAMES",
-    "AuditRecord",
-    "BeliefFacts",
-    "EventFacts",
-    "LocationFacts",
-    "MemoryFacts",
     "NotFoundError",
-    "PlanItem",
     "PreparedCall",
-    "PrivateFacts",
     "ProbeContext",
-    "ProbeOutcome",
-    "ProbePolicy",
     "ProbeRegistry",
-    "ProbeScene",
-    "ProbeStatus",
-    "RegistryName",
-    "SceneAgent",
     "SceneError",
     "ToolSpec",
-    "ToolSpecData",
     "agent_state_registry",
     "agent_state_tools",
     "environment_registry",

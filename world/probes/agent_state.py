@@ -33,6 +33,7 @@ from world.probes.common import (
     AgentArgs,
     NoArgs,
     agent_row,
+    every_agent,
     focus_location,
     limit_field,
     plan_result,
@@ -70,8 +71,7 @@ class BeliefArgs(NoArgs):
 
 
 def all_agents(scene: ProbeScene, ctx: ProbeContext, args: AllArgs) -> JsonObject:
-    agents = list(scene.agents.values())
-    return {"agents": [agent_row(a) for a in agents[: args.limit]], "count": len(agents)}
+    return every_agent(scene, args.limit)
 
 
 def nearby(scene: ProbeScene, ctx: ProbeContext, args: NearbyArgs) -> JsonObject:

@@ -42,6 +42,13 @@ def agent_row(a: SceneAgent, *, location: bool = True) -> JsonObject:
     return row
 
 
+def every_agent(scene: ProbeScene, limit: int) -> JsonObject:
+    """Every agent's public row (the first ``limit``) and their number: the release's
+    get_all_agents, which both registries offer."""
+    agents = list(scene.agents.values())
+    return {"agents": [agent_row(a) for a in agents[:limit]], "count": len(agents)}
+
+
 def plan_rows(plan: list[PlanItem]) -> list[JsonObject]:
     return [p.model_dump(mode="json", exclude_none=True) for p in plan]
 

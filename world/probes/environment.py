@@ -19,6 +19,7 @@ from messages.probes import JsonObject, ProbePolicy, ProbeScene, RegistryName
 from world.probes.common import (
     NoArgs,
     agent_row,
+    every_agent,
     limit_field,
     part_of_day,
     place_row,
@@ -85,8 +86,7 @@ def nearby_agents(scene: ProbeScene, ctx: ProbeContext, args: NearbyArgs) -> Jso
 
 
 def agents_summary(scene: ProbeScene, ctx: ProbeContext, args: SummaryArgs) -> JsonObject:
-    agents = list(scene.agents.values())
-    return {"agents": [agent_row(a) for a in agents[: args.limit]], "count": len(agents)}
+    return every_agent(scene, args.limit)
 
 
 def recent_memories(scene: ProbeScene, ctx: ProbeContext, args: MemoryArgs) -> JsonObject:
