@@ -133,6 +133,14 @@ def bus(transport: Transport, namespace: str) -> Iterator[Bus]:
 
 
 @pytest.fixture
+def redis_bus(redis_transport: RedisTransport, namespace: str) -> Iterator[Bus]:
+    """A bus on Redis only, for tests whose other processes or servers must reach it."""
+    b = Bus(redis_transport, namespace)
+    yield b
+    b.close()
+
+
+@pytest.fixture
 def stub() -> Iterator[OpenAIStub]:
     """A local OpenAI-compatible model server, scripted by the test (tests/support/openai_stub.py)."""
     with OpenAIStub() as s:

@@ -66,13 +66,6 @@ def registry(redis_bus: Bus, demo: LoadedEpisode) -> Iterator[str]:
 
 
 @pytest.fixture
-def redis_bus(redis_transport: Any, namespace: str) -> Iterator[Bus]:
-    bus = Bus(redis_transport, namespace)
-    yield bus
-    bus.close()
-
-
-@pytest.fixture
 def endpoint(redis_bus: Bus, registry: str) -> Iterator[HttpEndpoint]:
     """The registry's tools over streamable HTTP on a free loopback port."""
     server = EpisodeMcpServer(redis_bus, registry=registry, caller="mcp-tester", ask_timeout=10)
