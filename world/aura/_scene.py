@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from messages.probes import MemoryFacts, ProbeOutcome, ProbeScene, ToolList
 from world.aura._types import ProbeReply, PublicAgent, SceneView, ToolInfo
 from world.memory import MemoryItem, MemoryStream, importance, keywords
+from world.probes.registry import ProbeRegistry
 
 MEMORY_K = 5
 
@@ -111,25 +112,11 @@ def reply_of(outcome: ProbeOutcome) -> ProbeReply:
     )
 
 
-class _Registry(Protocol):
-    def tool_list(self) -> ToolList: ...
-
-    def call(
-        self,
-        scene: ProbeScene,
-        caller: str,
-        tool: str,
-        args: Mapping[str, Any] | None = None,
-        *,
-        asker: str | None = None,
-    ) -> ProbeOutcome: ...
-
-
 @dataclass(eq=False)
 class RegistryProbes:
     """A ``ProbeClient`` over an in-process registry and a fixed scene (embedded runs, benchmarks)."""
 
-    registry: _Registry
+    registry: ProbeRegistry
     scene: ProbeScene
     caller: str
     asker: str | None = None
