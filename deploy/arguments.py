@@ -145,6 +145,23 @@ class Command:
         return p
 
 
+@dataclass(frozen=True)
+class CommandGroup:
+    """A subcommand that only names subcommands of its own (``auratown bench aura|episodes``); the
+    one chosen is ``args.<name>_command``."""
+
+    name: str
+    summary: str
+    commands: tuple[Command, ...]
+
+    def add_to(self, sub: argparse._SubParsersAction[Parser]) -> Parser:
+        p = sub.add_parser(self.name, help=self.summary)
+        group = p.add_subparsers(dest=f"{self.name}_command", required=True)
+        for command in self.commands:
+            command.add_to(group)
+        return p
+
+
 BUS_URL_HELP = "bus URL: redis://, rediss://, unix:// (password or ACL user in the URL)"
 
 

@@ -1,4 +1,5 @@
-"""What each ``auratown`` command does (argument parsing lives in ``deploy.cli``)."""
+"""What the runtime's ``auratown`` commands do (``selfcheck``, ``schema``, ``ping``, ``processes``; their
+options: ``deploy.cli``), and what every command shares: ``UserError`` and ``open_bus``."""
 
 from __future__ import annotations
 

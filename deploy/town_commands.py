@@ -1,5 +1,5 @@
-"""The town commands: ``auratown run``, ``daemon``, ``state``, ``step``, ``inject``, ``pause``,
-``resume``, ``speed``, ``export`` and ``import``."""
+"""What the town commands do: ``auratown run``, ``daemon``, ``state``, ``step``, ``inject``, ``pause``,
+``resume``, ``clock``, ``speed``, ``export`` and ``import`` (their options: ``deploy.town_cli``)."""
 
 from __future__ import annotations
 
