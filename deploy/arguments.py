@@ -203,6 +203,11 @@ def add_visibility_timeout_option(parser: argparse.ArgumentParser, *, whose: str
     )
 
 
+def add_explore_steps_option(parser: argparse.ArgumentParser) -> None:
+    """``--max-steps N``: how many probe steps the AURA pipeline may explore (``ask``, ``bench aura``)."""
+    parser.add_argument("--max-steps", type=non_negative_int, default=3, help="explore_max_steps (default 3)")
+
+
 def add_model_options(
     parser: argparse.ArgumentParser,
     *,

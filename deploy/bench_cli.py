@@ -42,9 +42,7 @@ def _aura_options(p: arguments.Parser) -> None:
     arguments.add_model_options(p, model_help="a litellm model for the pipeline (default: offline)")
     p.uses_settings(*arguments.MODEL_SETTINGS)
     p.add_argument("--judge-model", default=None, help="a litellm model for the judge (default: rules)")
-    p.add_argument(
-        "--max-steps", type=arguments.non_negative_int, default=3, help="explore_max_steps (default 3)"
-    )
+    arguments.add_explore_steps_option(p)
     p.add_argument("--out", default=None, help="run directory (default: runs/SUITE-TIMESTAMP)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     worker_command.add_remote_workers_option(p)

@@ -218,9 +218,7 @@ def _ask_options(p: arguments.Parser) -> None:
         help="which pipeline answers: %(choices)s (default: %(default)s)",
     )
     p.add_argument("--registry", choices=("agent_state", "environment"), default="agent_state")
-    p.add_argument(
-        "--max-steps", type=arguments.non_negative_int, default=3, help="explore_max_steps (default 3)"
-    )
+    arguments.add_explore_steps_option(p)
     arguments.add_model_options(p)
     p.uses_settings(*arguments.MODEL_SETTINGS, "intent_reader")
     p.add_argument(
