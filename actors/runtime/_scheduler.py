@@ -19,13 +19,20 @@ class Scheduler:
         self._seq = itertools.count()
         self._cv = threading.Condition()
         self._stopped = False
+        self._flushed = False
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
     def call_later(self, delay: float, fn: Callable[[], object]) -> None:
+        """Run ``fn`` after ``delay`` seconds; once flushed (``flush_and_stop``), at once: a retry
+        scheduled by a handler that fails while the host drains is requeued, not dropped."""
         with self._cv:
-            heapq.heappush(self._heap, (time.monotonic() + delay, next(self._seq), fn))
-            self._cv.notify()
+            flushed = self._flushed
+            if not flushed:
+                heapq.heappush(self._heap, (time.monotonic() + delay, next(self._seq), fn))
+                self._cv.notify()
+        if flushed:
+            self._run(fn)
 
     def __len__(self) -> int:
         with self._cv:
@@ -56,9 +63,10 @@ class Scheduler:
             self._cv.notify()
 
     def flush_and_stop(self) -> int:
-        """Run every pending callback now, then stop; returns how many ran."""
+        """Run every pending callback now, then stop (a later ``call_later`` runs at once); returns
+        how many ran."""
         with self._cv:
-            self._stopped = True
+            self._stopped = self._flushed = True
             pending = [fn for _, _, fn in sorted(self._heap)]
             self._heap.clear()
             self._cv.notify()

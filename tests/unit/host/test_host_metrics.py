@@ -29,8 +29,9 @@ def test_each_handler_run_is_timed_under_its_actor_type_failed_or_not(bus: Bus) 
         bus.tell("slow", Work(seq=1, seconds=0.05))
         bus.tell("flaky", Flaky(key="once", fail_times=1))
         wait_until(lambda: len(latency.seen) == 3, what="three handler runs")
-    by_type = sorted((actor_type, seconds >= 0.05) for actor_type, seconds in latency.seen)
-    assert by_type == [("FlakyActor", False), ("FlakyActor", False), ("Slow", True)]
+    assert sorted(actor_type for actor_type, _ in latency.seen) == ["FlakyActor", "FlakyActor", "Slow"]
+    # The slow handler's 50 ms are in its time (how fast the others ran depends on the machine).
+    assert [seconds >= 0.05 for actor_type, seconds in latency.seen if actor_type == "Slow"] == [True]
 
 
 def test_a_message_past_its_deadline_is_counted_and_never_handled(bus: Bus) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 from actors.bus import FIELD, INBOX_GROUP, Bus
-from actors.runtime import Host, HostConfig
+from actors.runtime import Actor, Context, Host, HostConfig, Middleware, on
 from actors.runtime._retries import backoff, failure_detail
+from actors.runtime._scheduler import Scheduler
 from messages import decode
 from tests.conftest import wait_until
 from tests.support.actors import FlakyActor
@@ -51,6 +54,55 @@ def test_a_retry_waiting_out_its_backoff_is_held_then_requeued_when_the_host_sto
     assert (again.payload, again.attempt) == (Flaky(key="once", fail_times=1), 2)
     assert again.id == decode(original.fields[FIELD]).id
     assert bus.transport.pending(bus.keys.inbox("flaky"), INBOX_GROUP, count=10) == []  # the original acked
+    assert host.in_flight() == 0
+
+
+def test_a_call_scheduled_after_the_flush_runs_at_once_not_never() -> None:
+    scheduler = Scheduler("test")
+    ran: list[str] = []
+    scheduler.call_later(3600, lambda: ran.append("waiting"))
+    assert scheduler.flush_and_stop() == 1
+    scheduler.call_later(3600, lambda: ran.append("late"))
+    assert ran == ["waiting", "late"]
+
+
+class FailsOnceReadingStopped(Actor):
+    """Fails its first message only after the host has stopped reading (a handler that fails
+    during the drain), so its retry is scheduled after the retries were flushed."""
+
+    reading_stopped = threading.Event()
+    started = threading.Event()
+
+    @on(Flaky)
+    def flaky(self, ctx: Context, msg: Flaky) -> None:
+        FlakyActor.attempts[msg.key] += 1
+        if FlakyActor.attempts[msg.key] == 1:
+            FailsOnceReadingStopped.started.set()
+            assert FailsOnceReadingStopped.reading_stopped.wait(10)
+            raise RuntimeError("failed during the drain")
+
+
+class SignalReadingStopped(Middleware):
+    def after_reading_stopped(self, host: Host) -> None:
+        FailsOnceReadingStopped.reading_stopped.set()
+
+
+def test_a_handler_failing_during_the_drain_is_requeued_not_lost(bus: Bus) -> None:
+    FailsOnceReadingStopped.reading_stopped.clear()
+    FailsOnceReadingStopped.started.clear()
+    host = Host(
+        bus,
+        HostConfig(block_ms=20, retry_backoff=3600, retry_backoff_max=3600),
+        middleware=[SignalReadingStopped()],
+    )
+    host.spawn(FailsOnceReadingStopped, "flaky")
+    host.start()
+    bus.tell("flaky", Flaky(key="drain", fail_times=1))
+    assert FailsOnceReadingStopped.started.wait(10)
+    assert host.stop(drain_timeout=10) is True
+    entries = bus.transport.range(bus.keys.inbox("flaky"))
+    assert [decode(e.fields[FIELD]).attempt for e in entries] == [1, 2]
+    assert bus.transport.pending(bus.keys.inbox("flaky"), INBOX_GROUP, count=10) == []
     assert host.in_flight() == 0
 
 
