@@ -260,7 +260,7 @@ class Host:
     def _admitted(self, d: Delivery) -> bool:
         """No middleware rejected ``d`` (those rejected are settled here)."""
         try:
-            self.middleware.before(lambda m: m.before_dispatch_message(self, d))
+            self.middleware.before_dispatch_message(self, d)
         except Rejected as rejected:
             self.reject(d, rejected.reason, rejected.detail)
             return False
@@ -310,7 +310,7 @@ class Host:
                     self.middleware.after(lambda m: m.after_skip_message(self, d))
                     return
                 ctx = Context(self.bus, address, env)
-                self.middleware.before(lambda m: m.before_process_message(self, actor, d))
+                self.middleware.before_process_message(self, actor, d)
                 try:
                     result = actor.dispatch(ctx, env.payload)
                 except BaseException as exc:
@@ -318,7 +318,7 @@ class Host:
                     if isinstance(exc, Exception):
                         return
                     raise ActorCrashedError(f"{address}: {exc!r}") from exc
-                self.middleware.after(lambda m: m.after_process_message(self, actor, d, exception=None))
+                self.middleware.after_process_message(self, actor, d, exception=None)
                 if result is not None and env.reply_to is not None and not ctx.replied:
                     ctx.reply(result)
                 try:
@@ -337,7 +337,7 @@ class Host:
         """After a handler raised: the middleware decides (retry, reject); a ``PermanentError`` is
         rejected with its reason. Returns False while a middleware holds the delivery."""
         if isinstance(exc, KeyboardInterrupt):
-            self.middleware.after(lambda m: m.after_process_message(self, actor, d, exception=exc))
+            self.middleware.after_process_message(self, actor, d, exception=exc)
             raise exc
         if isinstance(exc, PermanentError):
             pass
@@ -345,7 +345,7 @@ class Host:
             log.error("handler failed", error=repr(exc), exc_info=True)
         else:
             log.error("handler raised a BaseException; stopping the actor", error=repr(exc))
-        self.middleware.after(lambda m: m.after_process_message(self, actor, d, exception=exc))
+        self.middleware.after_process_message(self, actor, d, exception=exc)
         if isinstance(exc, Exception):
             self._reload(actor, address)
         if isinstance(exc, PermanentError):

@@ -16,7 +16,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest, start_http_server
@@ -71,9 +71,15 @@ class HandlerLatency:
             buckets=tuple(buckets),
             registry=None,  # registered by each registry that shows it (metrics_registry)
         )
+        # Each actor type's child, looked up once: ``labels()`` costs more than the observation,
+        # and the host observes every message.
+        self._children: dict[str, Any] = {}
 
     def observe(self, actor_type: str, seconds: float) -> None:
-        self.histogram.labels(actor_type=actor_type).observe(seconds)
+        child = self._children.get(actor_type)
+        if child is None:
+            child = self._children.setdefault(actor_type, self.histogram.labels(actor_type=actor_type))
+        child.observe(seconds)
 
 
 # ---------------------------------------------------------------------------- scrape-time collectors
