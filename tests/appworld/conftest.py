@@ -1,9 +1,10 @@
-"""AppWorld, installed by the project itself in its own venv, for the appworld-backend tests.
+"""AppWorld in its own venv, for the appworld-backend tests.
 
-The session installs AppWorld where ``auratown appworld install`` would (``$AURATOWN_APPWORLD_HOME``,
-else the user's data directory); an install that is already there is reused (a no-op). When the
-install cannot be made (no registry reachable), the tests skip saying how to install it, except
-under CI=true, where they fail.
+``scripts/install-test-deps`` (which the README's test command runs before pytest) installs it
+where ``auratown appworld install`` would (``$AURATOWN_APPWORLD_HOME``, else the user's data
+directory); the tests only check that it is there. Without it they skip saying how to install it,
+except under CI=true, where they fail. (``test_install.py`` tests the installer itself, into a
+temporary home.)
 """
 
 from __future__ import annotations
@@ -16,19 +17,17 @@ from typing import Any
 import pytest
 
 from actors.appworld._errors import AppWorldInstallError
-from actors.appworld._install import AppWorldInstall, default_home, install
+from actors.appworld._install import AppWorldInstall, default_home
 
 
 @pytest.fixture(scope="session")
 def appworld_install() -> AppWorldInstall:
-    target = AppWorldInstall(default_home())
     try:
-        install(target, say=lambda line: print(f"[appworld] {line}"))
+        return AppWorldInstall(default_home()).require()
     except AppWorldInstallError as exc:
         if os.environ.get("CI", "").lower() == "true":
             raise
-        pytest.skip(f"AppWorld could not be installed ({exc}); run `auratown appworld install`")
-    return target.require()
+        pytest.skip(f"{exc} (or scripts/install-test-deps, which the README's test command runs)")
 
 
 @pytest.fixture(scope="session")
