@@ -208,6 +208,26 @@ def test_a_town_wide_event_reaches_everyone() -> None:
     assert set(accepted.witnesses) == set(town.state.agents)
 
 
+@pytest.mark.parametrize("ticks_before", [4, 14, 26])
+def test_a_town_wide_emergency_stresses_whoever_no_earlier_rule_of_table_6_holds(ticks_before: int) -> None:
+    """First match wins (AURA Table 6): sleep, a loaded or an empty workplace, deep focus and a
+    relaxed action all come before ``recent_stress``, so the emergency changes the state of exactly
+    the agents for whom only ``default`` would have held, the same town without it tells which."""
+    quiet, alarmed = Town(embedded_town(), seed=1), Town(embedded_town(), seed=1)
+    for _ in range(ticks_before):
+        quiet.step()
+        alarmed.step()
+    alarmed.inject(InjectEvent(kind="emergency", description="power lines down"))
+    quiet.step()
+    alarmed.step()
+    for slug, agent in alarmed.state.agents.items():
+        without = quiet.state.agents[slug].private.rule
+        expected = "recent_stress" if without in ("default", "recent_stress") else without
+        assert (slug, agent.private.rule) == (slug, expected)
+        if expected == "recent_stress":
+            assert agent.private.emotional_state == "stressed"
+
+
 @pytest.mark.parametrize(
     ("event", "message"),
     [
