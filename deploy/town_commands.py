@@ -62,8 +62,17 @@ def _print_json(model: Any) -> None:
     print(json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False))
 
 
+def _moving(a: AgentView) -> bool:
+    """On the way to the place of its current activity (``target``), perhaps passing another."""
+    return a.target is not None and a.location != a.target
+
+
 def _agent_line(a: AgentView) -> str:
-    where = a.location or f"on the way to {a.target}"
+    # A place someone only walks through is never shown as where they are.
+    if _moving(a):
+        where = f"passing {a.location}" if a.location else f"on the way to {a.target}"
+    else:
+        where = a.location or "-"
     line = f"  {a.name:<10} {where:<28} {a.action}"
     if a.nearby:
         line += f"  (with {', '.join(a.nearby)})"
@@ -80,7 +89,12 @@ def _agent_line(a: AgentView) -> str:
 
 
 def _brief(a: AgentView) -> str:
-    where = "" if a.location is None or a.location in a.action else f" @ {a.location}"
+    """``Wang: walking to Community Garden, now passing AURA Academy``; ``Lin: serving lunch at
+    Sunrise Cafe``: where someone is and where they are heading never read as one another."""
+    if _moving(a):
+        where = f", now passing {a.location}" if a.location else ""
+    else:
+        where = "" if a.location is None or a.location in a.action else f" at {a.location}"
     mood = f" ({a.private.availability}, {a.private.emotional_state})" if a.private else ""
     return f"{a.name.split()[0]}: {a.action}{where}{mood}"
 

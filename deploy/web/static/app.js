@@ -298,6 +298,19 @@
     return null;
   }
 
+  // On the way to the place of its activity (target), perhaps passing another: a place someone
+  // only walks through is never shown as where they are.
+  function isMoving(agent) {
+    return Boolean(agent.target) && agent.location !== agent.target;
+  }
+
+  function whereabouts(agent) {
+    if (isMoving(agent)) {
+      return agent.location ? `passing ${agent.location}, on the way to ${agent.target}` : `on the way to ${agent.target}`;
+    }
+    return agent.location ? `at ${agent.location}` : "between places";
+  }
+
   function showTooltip(evt) {
     const tip = $("tooltip");
     if (!view.town) return;
@@ -309,7 +322,7 @@
     if (agent) {
       tip.append(el("b", null, agent.name));
       tip.append(el("div", null, agent.action));
-      tip.append(el("div", "dim", agent.location ? `at ${agent.location}` : `on the way to ${agent.target}`));
+      tip.append(el("div", "dim", whereabouts(agent)));
       if (agent.private) tip.append(el("div", "dim", `${agent.private.availability}, ${agent.private.emotional_state}`));
     } else if (loc) {
       tip.append(el("b", null, loc.name));
@@ -400,10 +413,11 @@
       head.append(dot, el("span", "name", a.name), el("span", "occupation", occupation));
       card.append(head, el("div", "action", a.action));
       const where = el("div", "where");
-      if (a.location) {
-        where.textContent = `at ${a.location}`;
+      if (isMoving(a)) {
+        where.append(el("span", "moving", "moving"), document.createTextNode(` → ${a.target}`));
+        if (a.location) where.append(document.createTextNode(`, passing ${a.location}`));
       } else {
-        where.append(el("span", "moving", "moving"), document.createTextNode(` → ${a.target || "?"}`));
+        where.textContent = a.location ? `at ${a.location}` : "between places";
       }
       if (a.nearby && a.nearby.length) where.append(document.createTextNode(` · with ${a.nearby.join(", ")}`));
       card.append(where);
