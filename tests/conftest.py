@@ -29,6 +29,7 @@ from actors.bus._redis import RedisTransport
 from actors.bus.local_server import LocalRedisServer
 from bench.suite.datasets import AURA_RELEASE
 from tests.support.openai_stub import OpenAIStub
+from tests.support.programs import run_module
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -67,15 +68,7 @@ def auratown(
     *args: str, timeout: float = 120, env_extra: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run the ``auratown`` CLI in a child process, as a user would, and capture its output."""
-    return subprocess.run(
-        [sys.executable, "-m", "deploy.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env={**os.environ, **(env_extra or {})},
-    )
+    return run_module("deploy.cli", *args, env={**os.environ, **(env_extra or {})}, timeout=timeout)
 
 
 def wait_until(predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
