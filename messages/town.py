@@ -14,7 +14,7 @@ InjectableKind = Literal[
     "argument", "emergency", "accident", "celebration", "announcement", "weather", "outage", "delivery"
 ]
 """Kinds of environment events that may be injected into a town."""
-EventKind = Literal[InjectableKind, "conversation", "assistant"]
+EventKind = Literal[InjectableKind, "conversation", "assistant", "plan"]
 INJECTABLE_KINDS: tuple[str, ...] = get_args(InjectableKind)
 
 
@@ -59,6 +59,20 @@ class EventAccepted(Message):
 class Rejected(Message):
     """A town request refused: an invalid event, an unknown agent, an incomplete export."""
 
+    reason: str
+
+
+class PlanChange(Message):
+    """A change to one agent's plan for one day: from ``start`` until ``end`` (minutes of the day)
+    it does ``action`` at ``location`` instead of what its schedule says, for ``reason``."""
+
+    id: int
+    """The id of the ``plan`` event that announced it (changes apply in this order)."""
+    day: int
+    start: int
+    end: int
+    location: str
+    action: str
     reason: str
 
 
@@ -112,6 +126,8 @@ class Perception(Message):
     nearby: tuple[str, ...] = ()
     events: tuple[TownEvent, ...] = ()
     conversations: tuple[ConversationRecord, ...] = ()
+    plan_changes: tuple[PlanChange, ...] = ()
+    """Today's changes to the agent's plan (the schedule mind follows its schedule with them)."""
 
 
 @message("town.decision", 1)
@@ -132,6 +148,8 @@ class BeliefView(Message):
     availability: str
     emotional_state: str
     observed_tick: int
+    heard_from: str | None = None
+    """None: seen together; else who told of it in a conversation (a slug)."""
 
 
 class PrivateView(Message):

@@ -13,6 +13,9 @@ DAY_START_MINUTE = 6 * 60
 DAY_END_MINUTE = 23 * 60
 TICKS_PER_DAY = (DAY_END_MINUTE - DAY_START_MINUTE) // MINUTES_PER_TICK + 1  # 06:00 .. 23:00 inclusive
 MINUTES_PER_DAY = 24 * 60
+NIGHT_MOVES = (MINUTES_PER_DAY - (DAY_END_MINUTE - DAY_START_MINUTE)) // MINUTES_PER_TICK - 1
+"""Ticks' worth of walking between the day's last tick (23:00) and the next day's first (06:00):
+the night is not simulated, but whoever is still on the way gets home."""
 
 
 @dataclass(frozen=True, slots=True)

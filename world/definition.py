@@ -121,6 +121,36 @@ class ScheduleEntry(_Frozen):
         return (Activity(location=self.location, action=self.action), *self.alternatives)
 
 
+class Gathering(_Frozen):
+    """What an agent hopes to bring others to (its unspoken goal made concrete). Raised in a
+    conversation, the other may accept: its plan for that day then takes it there."""
+
+    topic: str = Field(min_length=1)
+    """How it comes up in conversation: "the poetry reading at the cafe"."""
+    activity: str = Field(min_length=1)
+    """What a guest does there: "attending the poetry reading"."""
+    location: str = Field(min_length=1)
+    start: str
+    end: str
+
+    @model_validator(mode="after")
+    def _check_span(self) -> Gathering:
+        start, end = parse_minute(self.start), parse_minute(self.end)
+        if not DAY_START_MINUTE <= start < end <= DAY_END_MINUTE:
+            raise ValueError(
+                f"a gathering runs within 06:00-23:00 and ends after it starts: {self.start}-{self.end}"
+            )
+        return self
+
+    @property
+    def start_minute(self) -> int:
+        return parse_minute(self.start)
+
+    @property
+    def end_minute(self) -> int:
+        return parse_minute(self.end)
+
+
 class AgentProfile(_Frozen):
     name: str = Field(min_length=1)
     age: int = Field(ge=0)
@@ -132,6 +162,7 @@ class AgentProfile(_Frozen):
     """The standing goal the private-state rules fall back to."""
     interests: tuple[str, ...] = ()
     """Conversation topics this agent brings up."""
+    gathering: Gathering | None = None
     schedule: tuple[ScheduleEntry, ...] = Field(min_length=1)
 
     @field_validator("schedule")
@@ -170,6 +201,8 @@ class TownDefinition(_Frozen):
                 raise ValueError(f"two agents share the address agent.{agent.slug}")
             slugs.add(agent.slug)
             places = [agent.home, *agent.workplaces]
+            if agent.gathering is not None:
+                places.append(agent.gathering.location)
             for e in agent.schedule:
                 places.extend(a.location for a in e.activities)
             for place in places:

@@ -19,13 +19,10 @@ from typing import Protocol, cast, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from messages.town import Decision, Perception
-from world.clock import MINUTES_PER_DAY, MINUTES_PER_TICK, format_minute
-from world.definition import Activity, AgentProfile, TownDefinition
+from world.clock import MINUTES_PER_DAY, format_minute
+from world.definition import AgentProfile, TownDefinition
 from world.memory import MemoryDraft, MemoryItem, MemoryKind, MemoryStream, ReflectionHook, importance
-from world.movement import spot, travel_ticks
-from world.rng import derive_rng
-
-PlanStep = tuple[int, Activity]
+from world.plans import PlanStep, apply_changes, day_plan, under_way
 
 
 class AgentMindState(BaseModel):
@@ -85,43 +82,10 @@ class FallbackReporter(Protocol):
         ...
 
 
-def day_plan(profile: AgentProfile, day: int, seed: int) -> list[PlanStep]:
-    """The agent's schedule for ``day``: each entry's activity, alternatives drawn by the seed."""
-    rng = derive_rng(seed, "plan", profile.slug, day)
-    plan = []
-    for entry in profile.schedule:
-        options = entry.activities
-        activity = options[0] if len(options) == 1 else rng.choice(options)
-        plan.append((entry.minute, activity))
-    return plan
-
-
-def scheduled_activity(  # noqa: PLR0917 - a pure function of exactly these six facts
-    definition: TownDefinition,
-    profile: AgentProfile,
-    plan: list[PlanStep],
-    minute_of_day: int,
-    pos: tuple[int, int],
-    seed: int,
-) -> Activity:
-    """The activity to pursue now: the current entry, unless a later one must be set off for now
-    to be reached on time at 3 cells per tick."""
-    current = 0
-    for i, (start, _) in enumerate(plan):
-        if start <= minute_of_day:
-            current = i
-    for start, activity in plan[current + 1 :]:
-        moves_left = (start - minute_of_day) // MINUTES_PER_TICK + 1  # this tick's move included
-        goal = spot(seed, profile.slug, definition.location(activity.location))
-        if travel_ticks(pos, goal) >= moves_left:
-            return activity
-        if moves_left > 40:  # nothing on a 60x60 grid is further away than this
-            break
-    return plan[current][1]
-
-
 class ScheduleMind:
-    """Follows the agent's daily schedule (the deterministic, offline mind)."""
+    """Follows the agent's daily schedule with the day's changes the world tells it of (the
+    deterministic, offline mind): at each step's start it sets off for the step's place and stays
+    there until the next step starts."""
 
     name = "schedule"
 
@@ -140,14 +104,10 @@ class ScheduleMind:
 
     def decide(self, perception: Perception, memory: MemoryStream) -> Decision:
         minute = perception.minute - perception.day * MINUTES_PER_DAY
-        activity = scheduled_activity(
-            self.definition,
-            self.profile,
-            self.plan(perception.day),
-            minute,
-            (perception.x, perception.y),
-            self.seed,
-        )
+        plan = self.plan(perception.day)
+        if perception.plan_changes:
+            plan = apply_changes(plan, perception.plan_changes)
+        activity = under_way(plan, minute)
         return Decision(
             tick=perception.tick, action=activity.action, target=activity.location, mind=self.name
         )

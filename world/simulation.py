@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from messages.town import (
+    INJECTABLE_KINDS,
     AgentView,
     BeliefView,
     ConversationRecord,
@@ -20,15 +22,29 @@ from messages.town import (
     EventAccepted,
     InjectEvent,
     Perception,
+    PlanChange,
     PrivateView,
     TownEvent,
     TownStateView,
 )
-from world.clock import SimTime, sim_time
-from world.conversation import DialogueWriter, can_talk, converse, pick_pairs, voice_conversations
-from world.definition import TownDefinition
-from world.minds import day_plan, scheduled_activity
+from world.clock import DAY_END_MINUTE, MINUTES_PER_TICK, NIGHT_MOVES, SimTime, format_minute, sim_time
+from world.conversation import (
+    ACCEPT_PROBABILITY,
+    TOPICS_REMEMBERED,
+    DialogueWriter,
+    Speaker,
+    Topic,
+    can_talk,
+    choose_topic,
+    heard_belief,
+    lines_for,
+    pick_pairs,
+    topics,
+    voice_conversations,
+)
+from world.definition import Gathering, TownDefinition
 from world.movement import spot, step_towards
+from world.plans import agent_plan, departure, under_way
 from world.rng import derive_rng
 from world.rules import DEFAULT_RULES, DND, PrivateStateRules, RuleInput, evolve
 from world.state import AgentState, Belief, PrivateState, WorldState, pair_key
@@ -136,23 +152,16 @@ def perceptions(definition: TownDefinition, state: WorldState) -> dict[str, Perc
             nearby=nearby_names(state, groups, slug),
             events=tuple(_events_by_id(state, new_ids)),
             conversations=tuple(recent_talks.get(slug, ())),
+            plan_changes=tuple(c for c in agent.plan_changes if c.day == now.day),
         )
     return out
 
 
 def scheduled_decision(definition: TownDefinition, state: WorldState, slug: str) -> Decision:
     """The decision an agent's schedule gives: what it keeps when its mind misses the deadline."""
-    agent = state.agents[slug]
-    profile = definition.agent(slug)
     now = sim_time(state.tick)
-    activity = scheduled_activity(
-        definition,
-        profile,
-        day_plan(profile, now.day, state.seed),
-        now.minute,
-        (agent.x, agent.y),
-        state.seed,
-    )
+    plan = agent_plan(definition.agent(slug), now.day, state.seed, state.agents[slug].plan_changes)
+    activity = under_way(plan, now.minute)
     return Decision(tick=state.tick, action=activity.action, target=activity.location, mind="schedule")
 
 
@@ -204,7 +213,47 @@ def inject(
     state.next_event_id += 1
     witnesses = _witnesses(state, spec.location, event.participants)
     _log_event(state, event, witnesses, rules)
+    if event.kind in AVOIDED_AFTER and event.location is not None:
+        for slug in witnesses:
+            _avoid(definition, state, slug, event, rules)
     return EventAccepted(event=event, witnesses=tuple(witnesses))
+
+
+AVOIDED_AFTER = frozenset({"emergency", "accident", "outage"})
+"""Event kinds after which those who witnessed them keep away from the place for the rest of the day."""
+
+
+def _avoid(
+    definition: TownDefinition, state: WorldState, slug: str, event: TownEvent, rules: PrivateStateRules
+) -> None:
+    """The rest of today's steps at the event's place (the one under way included) become time at
+    home: one plan change per run of such steps, announced to the agent."""
+    now = sim_time(state.tick)
+    profile = definition.agent(slug)
+    plan = agent_plan(profile, now.day, state.seed, state.agents[slug].plan_changes)
+    if profile.home == event.location:
+        return
+    ends = [start for start, _ in plan[1:]] + [DAY_END_MINUTE + MINUTES_PER_TICK]
+    spans: list[list[int]] = []  # runs of consecutive steps at the place, from now on
+    for (begins, activity), end in zip(plan, ends, strict=True):
+        if activity.location != event.location or end <= now.minute:
+            continue
+        start = max(begins, now.minute)
+        if spans and spans[-1][1] == start:
+            spans[-1][1] = end
+        else:
+            spans.append([start, end])
+    for start, end in spans:
+        change = PlanChange(
+            id=state.next_event_id,
+            day=now.day,
+            start=start,
+            end=end,
+            location=profile.home,
+            action=f"staying home after the {event.kind} at {event.location}",
+            reason=f"{event.kind}: {event.description}",
+        )
+        _change_plan(state, slug, change, [slug], rules)
 
 
 def record_exchange(
@@ -254,6 +303,16 @@ def advance(
     seed = state.seed
     report = TickReport(tick=tick, time=now, digest="")
 
+    # 0. the night: whoever was still on the way at 23:00 walks on (the night's ticks of walking)
+    if now.slot == 0 and tick > 0:
+        for slug, agent in state.agents.items():
+            agent.plan_changes = [c for c in agent.plan_changes if c.day >= now.day]
+            if agent.target is not None and definition.has_location(agent.target):
+                goal = spot(seed, slug, definition.location(agent.target))
+                for _ in range(NIGHT_MOVES):
+                    agent.x, agent.y = step_towards((agent.x, agent.y), goal)
+                agent.location = definition.location_at(agent.x, agent.y)
+
     # 1. decisions and movement
     for slug, agent in state.agents.items():
         decision = decisions.get(slug)
@@ -283,8 +342,7 @@ def advance(
             continue
         rng = derive_rng(seed, "talk", tick, location)
         for a, b in pick_pairs(candidates, state.last_talked, tick, rng):
-            conv = converse(definition.agent(a), definition.agent(b), location, tick, rng)
-            state.last_talked[pair_key(a, b)] = tick
+            conv = _converse(definition, state, a, b, location, rng, rules)
             report.conversations.append(conv)
             names = [state.agents[a].name, state.agents[b].name]
             event = TownEvent(
@@ -298,6 +356,7 @@ def advance(
             state.next_event_id += 1
             _log_event(state, event, list(members), rules)
             report.events.append(event)
+    report.events.extend(e for e in state.events if e.kind == "plan" and e.tick == tick)
     if dialogue is not None and report.conversations:
         report.conversations = _voiced(definition, state, report.conversations, dialogue)
     state.conversations.extend(report.conversations)
@@ -358,6 +417,143 @@ def advance(
     state.tick = tick + 1
     report.digest = digest(state)
     return report
+
+
+# ---------------------------------------------------------------- conversations and plan changes
+
+
+def _speaker(definition: TownDefinition, state: WorldState, slug: str) -> Speaker:
+    agent = state.agents[slug]
+    events = [e for e in _events_by_id(state, agent.perceived) if e.kind in INJECTABLE_KINDS]
+    return Speaker(
+        profile=definition.agent(slug),
+        action=agent.action,
+        beliefs=agent.private.beliefs_about_others,
+        events=tuple(events),
+    )
+
+
+def _converse(  # noqa: PLR0917 - one conversation needs each of these
+    definition: TownDefinition,
+    state: WorldState,
+    a: str,
+    b: str,
+    location: str,
+    rng: random.Random,
+    rules: PrivateStateRules,
+) -> ConversationRecord:
+    """One conversation: its topic, its lines, and what it changes (the listener's belief about a
+    third agent, the listener's plan when it accepts an invitation)."""
+    tick = state.tick
+    key = pair_key(a, b)
+    names = {s: ag.name for s, ag in state.agents.items()}
+    first, second = _speaker(definition, state, a), _speaker(definition, state, b)
+    topic = choose_topic(topics(first, second, names, state.pair_topics.get(key, ())), rng)
+    teller = first if topic.speaker == a else second
+    listener = b if topic.speaker == a else a
+    accepted: bool | None = None
+    if topic.kind == "news" and topic.about is not None:
+        beliefs = state.agents[listener].private.beliefs_about_others
+        beliefs[topic.about] = heard_belief(teller, topic.about, topic.speaker)
+    elif topic.kind == "gathering":
+        accepted = _invite(definition, state, topic, listener, rng, rules)
+    state.last_talked[key] = tick
+    recent = state.pair_topics.setdefault(key, [])
+    recent.append(topic.text)
+    del recent[:-TOPICS_REMEMBERED]
+    return ConversationRecord(
+        tick=tick,
+        location=location,
+        participants=(a, b),
+        topic=topic.text,
+        lines=lines_for(topic, first, second, names, accepted, rng),
+    )
+
+
+def _invite(  # noqa: PLR0917 - an invitation needs each of these
+    definition: TownDefinition,
+    state: WorldState,
+    topic: Topic,
+    guest: str,
+    rng: random.Random,
+    rules: PrivateStateRules,
+) -> bool | None:
+    """The host raises its gathering; ``guest`` accepts if it can be there in time (today, else
+    tomorrow), has not accepted already and the draw says yes. None: nothing to accept."""
+    host = definition.agent(topic.speaker)
+    gathering = host.gathering
+    if gathering is None:
+        return None
+    now = sim_time(state.tick)
+    agent = state.agents[guest]
+    profile = definition.agent(guest)
+    day = now.day
+    today = agent_plan(profile, day, state.seed, agent.plan_changes)
+    leave = departure(definition, profile, today, gathering.location, gathering.start_minute, state.seed)
+    if leave < now.minute + MINUTES_PER_TICK:
+        day += 1  # too late to get there today: tomorrow
+    if any(c.day == day and c.action == gathering.activity for c in agent.plan_changes):
+        return None  # already coming
+    if rng.random() >= ACCEPT_PROBABILITY:
+        return False
+    _join(definition, state, guest, day, gathering, gathering.activity, f"invited by {host.name}", rules)
+    host_plan = agent_plan(host, day, state.seed, state.agents[host.slug].plan_changes)
+    if under_way(host_plan, gathering.start_minute).location != gathering.location:
+        # The host had not planned to be there itself: now that someone is coming, it will be.
+        coming = f"{state.agents[guest].name} is coming"
+        _join(definition, state, host.slug, day, gathering, f"hosting {gathering.topic}", coming, rules)
+    return True
+
+
+def _join(  # noqa: PLR0917 - a plan change needs each of these
+    definition: TownDefinition,
+    state: WorldState,
+    slug: str,
+    day: int,
+    gathering: Gathering,
+    action: str,
+    reason: str,
+    rules: PrivateStateRules,
+) -> None:
+    """Change ``slug``'s plan for ``day`` to be at ``gathering`` from when it must set off (or from
+    the start, if its plan has it there already) until the gathering ends."""
+    profile = definition.agent(slug)
+    agent = state.agents[slug]
+    plan = agent_plan(profile, day, state.seed, agent.plan_changes)
+    leave = departure(definition, profile, plan, gathering.location, gathering.start_minute, state.seed)
+    start = leave if under_way(plan, leave).location != gathering.location else gathering.start_minute
+    change = PlanChange(
+        id=state.next_event_id,
+        day=day,
+        start=start,
+        end=gathering.end_minute,
+        location=gathering.location,
+        action=action,
+        reason=reason,
+    )
+    _change_plan(state, slug, change, [slug], rules)
+
+
+def _change_plan(
+    state: WorldState, slug: str, change: PlanChange, witnesses: list[str], rules: PrivateStateRules
+) -> None:
+    """Record ``change`` in the agent's plan and announce it (a ``plan`` event its witnesses perceive)."""
+    agent = state.agents[slug]
+    agent.plan_changes.append(change)
+    when = "today" if change.day == sim_time(state.tick).day else f"on day {change.day}"
+    event = TownEvent(
+        id=change.id,
+        tick=state.tick,
+        kind="plan",
+        description=(
+            f"{agent.name} changed plans {when}: {format_minute(change.start)}-{format_minute(change.end)} "
+            f"{change.action} at {change.location} ({change.reason})"
+        ),
+        location=agent.location,
+        participants=(slug,),
+    )
+    state.next_event_id = max(state.next_event_id, change.id + 1)
+    _log_event(state, event, witnesses, rules)
 
 
 def _voiced(

@@ -2,14 +2,15 @@
 
 Public fields (position, location, action, who is nearby) are what any observer sees; the
 ``private`` part is only readable through probe tools. Beliefs are sparse: an agent holds a
-belief about another only after they have shared a location.
+belief about another only after they have shared a location, or after a third agent told it of
+a sighting in a conversation (``Belief.heard_from``).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from messages.town import ConversationRecord, TownEvent
+from messages.town import ConversationRecord, PlanChange, TownEvent
 
 UNKNOWN = "unknown"
 
@@ -26,6 +27,8 @@ class Belief(_State):
     availability: str = UNKNOWN
     emotional_state: str = UNKNOWN
     observed_tick: int = -1
+    heard_from: str | None = None
+    """None: seen together; else the slug of the agent who told of it in a conversation."""
 
 
 class PrivateState(_State):
@@ -53,6 +56,8 @@ class AgentState(_State):
     """Ids of the last events this agent perceived, newest last (the stress rule's window)."""
     event_cursor: int = 0
     """Events up to this id have been delivered to the agent in a perception."""
+    plan_changes: list[PlanChange] = Field(default_factory=list)
+    """Changes to today's and tomorrow's plan (older days are dropped at the start of a day)."""
 
 
 class WorldState(_State):
@@ -65,6 +70,8 @@ class WorldState(_State):
     conversations: list[ConversationRecord] = Field(default_factory=list)
     last_talked: dict[str, int] = Field(default_factory=dict)
     """Tick of the last conversation of each pair ``"a|b"`` (sorted slugs): the cooldown."""
+    pair_topics: dict[str, list[str]] = Field(default_factory=dict)
+    """The last topics each pair talked about (newest last): a pair does not go over them again."""
     missed_decisions: int = 0
 
 

@@ -35,7 +35,8 @@ from world.clock import sim_time
 from world.conversation import ConversationDraft
 from world.definition import Activity, AgentProfile, TownDefinition
 from world.memory import MemoryDraft, MemoryItem, MemoryStream
-from world.minds import PlanStep, ScheduleMind
+from world.minds import ScheduleMind
+from world.plans import PlanStep
 
 R = TypeVar("R")
 

@@ -107,9 +107,9 @@ def test_a_call_with_an_inline_scene_is_answered_and_audited(bus: Bus) -> None:
 
 def test_a_call_without_a_scene_reads_the_live_town(bus: Bus) -> None:
     reference = Town(embedded_town(), seed=42)
-    reference.step(17)  # the actor town is the pure town tick for tick
+    reference.step(20)  # the actor town is the pure town tick for tick
     with hosted(bus, RegistryActor(), town=True) as client:
-        client.step(17, wait=120)
+        client.step(20, wait=120)
         here = probe(bus, tool="get_location", caller="env", asker="Zhang Hao")
         assert here.status == "ok" and here.result is not None
         assert here.result["location"] == "Town Library"
@@ -130,7 +130,7 @@ def test_a_call_without_a_scene_reads_the_live_town(bus: Bus) -> None:
         # The world's scene is public unless the private part is asked for.
         public = bus.ask("world", GetProbeScene(asker="zhang-hao"), timeout=20)
         assert isinstance(public, ProbeSceneData) and not public.scene.has_private
-        assert public.scene.asker == "Zhang Hao" and public.scene.time == "14:00"
+        assert public.scene.asker == "Zhang Hao" and public.scene.time == "15:30"
         full = bus.ask("world", GetProbeScene(include_private=True), timeout=20)
         assert isinstance(full, ProbeSceneData) and full.scene.has_private
         refused = bus.ask("world", GetProbeScene(asker="Nobody"), timeout=20)

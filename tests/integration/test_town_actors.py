@@ -64,7 +64,7 @@ def test_an_agent_that_misses_the_deadline_keeps_its_schedule_and_the_tick_compl
 
 def test_an_injected_event_reaches_the_log_and_stresses_through_the_rule(bus: Bus) -> None:
     with running_town(bus) as client:
-        client.step(15, wait=60)  # 13:00: Zhang Hao translates at the library
+        client.step(20, wait=60)  # 15:30: Zhang Hao translates at the library, Wang Jun beside him
         before = client.state("Zhang Hao", private=True).agents[0]
         assert before.location == "Town Library" and before.private is not None
         accepted = client.inject(

@@ -108,16 +108,16 @@ def test_the_controls_from_the_command_line(
     bus = Bus(RedisTransport(redis_url), namespace)
     wait_until(lambda: _answers(TownClient(bus, timeout=2)), timeout=60, what="the daemon to answer")
 
-    stepped = auratown("step", "15", *base)
+    stepped = auratown("step", "20", *base)
     assert stepped.returncode == 0, stepped.stderr
-    assert "completed: tick 14" in stepped.stdout
+    assert "completed: tick 19" in stepped.stdout
 
     # Who would an argument at their location stress next tick? Ask the pure town, from a snapshot.
     exported = tmp_path / "town.json"
     result = auratown("export", str(exported), *base)
     assert result.returncode == 0, result.stderr
     snap = TownSnapshot.from_bytes(exported.read_bytes())
-    assert snap.world.tick == 15
+    assert snap.world.tick == 20
     location, stressed = _a_place_where_an_argument_stresses(snap)
 
     refused = auratown("inject", "argument", "x", "--location", "Atlantis", *base)

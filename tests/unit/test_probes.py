@@ -27,7 +27,7 @@ from messages.probes import (
 from messages.town import InjectEvent
 from tests.conftest import aura_release_json
 from world import Town
-from world.minds import day_plan
+from world.plans import day_plan
 from world.probes import (
     ProbeRegistry,
     SceneError,
@@ -73,12 +73,12 @@ def v2_scene(scene_id: str = "A_cafe_morning", asker: str | None = None) -> Prob
 
 @pytest.fixture(scope="module")
 def town() -> Town:
-    """14:00 on day 0: Zhang Hao and Wang Jun at the library have talked and hold beliefs about
+    """15:30 on day 0: Zhang Hao and Wang Jun at the library have talked and hold beliefs about
     each other; an announcement was made at the cafe."""
     t = Town(embedded_town(), seed=42)
     t.step(9)
     t.inject(InjectEvent(kind="announcement", description="poetry night at seven", location="Sunrise Cafe"))
-    t.step(8)
+    t.step(11)
     return t
 
 
@@ -144,8 +144,8 @@ def test_bad_v2_scenes_are_refused_with_a_reason() -> None:
 
 
 def test_a_live_scene_is_the_town_at_its_last_tick(town: Town, live: ProbeScene) -> None:
-    assert (live.time, live.day, live.asker) == ("14:00", 0, "Zhang Hao")
-    assert live.source == "town:AURATown@17"
+    assert (live.time, live.day, live.asker) == ("15:30", 0, "Zhang Hao")
+    assert live.source == "town:AURATown@20"
     assert "Zhang Hao is at Town Library with Wang Jun" in live.summary
     zhang = live.agents["Zhang Hao"]
     state = town.state.agents["zhang-hao"]
@@ -329,7 +329,7 @@ def test_environment_tools_on_a_live_town(town: Town, live: ProbeScene) -> None:
     def call(tool: str, **args: Any) -> dict[str, Any]:
         return ok(env.call(live, "env", tool, args))  # the scene's asker: Zhang Hao
 
-    assert call("get_time") == {"time": "14:00", "day": 0, "part_of_day": "afternoon"}
+    assert call("get_time") == {"time": "15:30", "day": 0, "part_of_day": "afternoon"}
     here = call("get_location")
     assert here["location"] == "Town Library" and here["place"]["type"] == "library"
     assert here["place"]["open_now"] is True
@@ -404,7 +404,7 @@ def test_agent_state_tools_on_a_live_town(town: Town, live: ProbeScene) -> None:
     state = ok(reg.call(live, "env", "agent.private_state", {"agent_name": "wang-jun"}))
     assert state["availability"] == wang.private.availability and state["rule"] == wang.private.rule
     belief = ok(reg.call(live, "env", "agent.belief_about", {"believer": "Zhang Hao", "target": "Wang"}))
-    assert belief["belief"]["location"] == "Town Library" and belief["belief"]["observed_time"] == "14:00"
+    assert belief["belief"]["location"] == "Town Library" and belief["belief"]["observed_time"] == "15:30"
     none = reg.call(live, "env", "agent.belief_about", {"believer": "Lin Wei", "target": "Zhang Hao"})
     assert none.status == "not_found" and none.error == "Lin Wei has no belief recorded about Zhang Hao"
     near = ok(reg.call(live, "env", "agent.nearby", {}))  # the asker's place

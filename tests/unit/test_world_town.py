@@ -267,8 +267,10 @@ def test_co_located_agents_talk_with_a_two_tick_cooldown() -> None:
     ticks = [c.tick for r in town.step(TICKS_PER_DAY) for c in r.conversations]
     assert len(ticks) >= 3
     assert all(b - a > COOLDOWN_TICKS for a, b in itertools.pairwise(ticks))
-    conv = town.state.conversations[-1]
-    assert conv.participants == ("ann", "ben") and conv.topic == "birds"  # the shared interest
+    topics = [c.topic for c in town.state.conversations]
+    # Their interests first, none twice; then, with nothing left to say, the day itself.
+    assert sorted(topics[:2]) == ["birds", "tea"]
+    assert all(t.startswith("what ") for t in topics[2:])
     for slug in ("ann", "ben"):
         assert any(m.kind == "conversation" for m in town.mind_states[slug].memory.items)
 

@@ -22,7 +22,8 @@ from messages.probes import (
 from world.clock import MINUTES_PER_DAY, format_minute, sim_time
 from world.definition import Location, TownDefinition
 from world.memory import MemoryItem
-from world.minds import AgentMindState, day_plan
+from world.minds import AgentMindState
+from world.plans import agent_plan
 from world.probes.names import NotFoundError, find_agent
 from world.state import WorldState
 
@@ -67,8 +68,9 @@ def scene_from_town(
 ) -> ProbeScene:
     """The town at its last applied tick (before any tick: day 0, 06:00).
 
-    Plans are the agents' schedules for the day (public); private facts and beliefs come from
-    the world state; memories only for the agents whose mind state is given (by slug).
+    Plans are the agents' plans for the day, their schedules with the day's changes (public);
+    private facts and beliefs come from the world state; memories only for the agents whose mind
+    state is given (by slug).
     ``asker`` (a name or slug) must be one of the town's agents.
     """
     now = sim_time(max(0, state.tick - 1))
@@ -85,7 +87,7 @@ def scene_from_town(
         profile = definition.agent(slug)
         plan = [
             PlanItem(time=format_minute(minute), location=act.location, action=act.action)
-            for minute, act in day_plan(profile, now.day, state.seed)
+            for minute, act in agent_plan(profile, now.day, state.seed, a.plan_changes)
         ]
         p = a.private
         beliefs = {}

@@ -15,7 +15,7 @@
   const KIND_COLORS = {
     argument: "#f26d6d", emergency: "#ff5252", accident: "#ff8a65", celebration: "#ffd54f",
     announcement: "#4fc3f7", weather: "#90caf9", outage: "#b0bec5", delivery: "#a5d6a7",
-    conversation: "#9fa8da", assistant: "#ce93d8",
+    conversation: "#9fa8da", assistant: "#ce93d8", plan: "#80cbc4",
   };
   const MOVE_MS = 700;
   const PULSE_MS = 4000;
