@@ -10,7 +10,7 @@ instead; who talks, where, about what and what it changes stay the seed's."""
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -91,10 +91,12 @@ class Speaker:
     """Environment events it perceived lately, oldest first."""
 
 
-def topics(a: Speaker, b: Speaker, names: Mapping[str, str], discussed: Sequence[str]) -> list[Topic]:
+def topics(
+    a: Speaker, b: Speaker, names: Mapping[str, str], discussed: Sequence[str], present: Collection[str] = ()
+) -> list[Topic]:
     """What the pair could talk about, leaving out what it went over lately: events either of them
-    saw, the gathering either hopes for, news one has of a third agent that the other lacks, and
-    their interests; the day itself when nothing else is left."""
+    saw, the gathering either hopes for, news one has of a third agent (not one ``present``) that
+    the other lacks, and their interests; the day itself when nothing else is left."""
     seen = set(discussed)
     out: list[Topic] = []
 
@@ -110,11 +112,11 @@ def topics(a: Speaker, b: Speaker, names: Mapping[str, str], discussed: Sequence
     for side in (a, b):
         if side.profile.gathering is not None:
             add(Topic(side.profile.gathering.topic, "gathering", side.profile.slug))
-    pair = {a.profile.slug, b.profile.slug}
+    here = {a.profile.slug, b.profile.slug, *present}
     for side, other in ((a, b), (b, a)):
         for slug, belief in sorted(side.beliefs.items()):
             theirs = other.beliefs.get(slug)
-            if slug in pair or (theirs is not None and theirs.observed_tick >= belief.observed_tick):
+            if slug in here or (theirs is not None and theirs.observed_tick >= belief.observed_tick):
                 continue
             add(Topic(f"how {names.get(slug, slug)} is doing", "news", side.profile.slug, about=slug))
     shared = [t for t in a.profile.interests if t in b.profile.interests]

@@ -342,19 +342,8 @@ def advance(
             continue
         rng = derive_rng(seed, "talk", tick, location)
         for a, b in pick_pairs(candidates, state.last_talked, tick, rng):
-            conv = _converse(definition, state, a, b, location, rng, rules)
+            conv, event = _converse(definition, state, (a, b), location, members, rng, rules)
             report.conversations.append(conv)
-            names = [state.agents[a].name, state.agents[b].name]
-            event = TownEvent(
-                id=state.next_event_id,
-                tick=tick,
-                kind="conversation",
-                description=f"{names[0]} and {names[1]} talked about {conv.topic}",
-                location=location,
-                participants=(a, b),
-            )
-            state.next_event_id += 1
-            _log_event(state, event, list(members), rules)
             report.events.append(event)
     report.events.extend(e for e in state.events if e.kind == "plan" and e.tick == tick)
     if dialogue is not None and report.conversations:
@@ -436,52 +425,61 @@ def _speaker(definition: TownDefinition, state: WorldState, slug: str) -> Speake
 def _converse(  # noqa: PLR0917 - one conversation needs each of these
     definition: TownDefinition,
     state: WorldState,
-    a: str,
-    b: str,
+    pair: tuple[str, str],
     location: str,
+    present: list[str],
     rng: random.Random,
     rules: PrivateStateRules,
-) -> ConversationRecord:
-    """One conversation: its topic, its lines, and what it changes (the listener's belief about a
-    third agent, the listener's plan when it accepts an invitation)."""
+) -> tuple[ConversationRecord, TownEvent]:
+    """One conversation: its topic and lines, the ``conversation`` event everyone ``present``
+    perceives, then what it changes (the listener's belief about a third agent; the listener's
+    plan, and maybe the host's, when it accepts an invitation: announced after the conversation)."""
     tick = state.tick
+    a, b = pair
     key = pair_key(a, b)
     names = {s: ag.name for s, ag in state.agents.items()}
     first, second = _speaker(definition, state, a), _speaker(definition, state, b)
-    topic = choose_topic(topics(first, second, names, state.pair_topics.get(key, ())), rng)
+    topic = choose_topic(topics(first, second, names, state.pair_topics.get(key, ()), present), rng)
     teller = first if topic.speaker == a else second
     listener = b if topic.speaker == a else a
-    accepted: bool | None = None
-    if topic.kind == "news" and topic.about is not None:
-        beliefs = state.agents[listener].private.beliefs_about_others
-        beliefs[topic.about] = heard_belief(teller, topic.about, topic.speaker)
-    elif topic.kind == "gathering":
-        accepted = _invite(definition, state, topic, listener, rng, rules)
-    state.last_talked[key] = tick
-    recent = state.pair_topics.setdefault(key, [])
-    recent.append(topic.text)
-    del recent[:-TOPICS_REMEMBERED]
-    return ConversationRecord(
+    invitation = _invitation(definition, state, topic, listener, rng) if topic.kind == "gathering" else None
+    accepted = None if invitation is None else invitation >= 0
+    record = ConversationRecord(
         tick=tick,
         location=location,
         participants=(a, b),
         topic=topic.text,
         lines=lines_for(topic, first, second, names, accepted, rng),
     )
+    event = TownEvent(
+        id=state.next_event_id,
+        tick=tick,
+        kind="conversation",
+        description=f"{names[a]} and {names[b]} talked about {topic.text}",
+        location=location,
+        participants=(a, b),
+    )
+    state.next_event_id += 1
+    _log_event(state, event, list(present), rules)
+    state.last_talked[key] = tick
+    recent = state.pair_topics.setdefault(key, [])
+    recent.append(topic.text)
+    del recent[:-TOPICS_REMEMBERED]
+    if topic.kind == "news" and topic.about is not None:
+        beliefs = state.agents[listener].private.beliefs_about_others
+        beliefs[topic.about] = heard_belief(teller, topic.about, topic.speaker)
+    elif invitation is not None and invitation >= 0:
+        _accept(definition, state, topic.speaker, listener, invitation, rules=rules)
+    return record, event
 
 
-def _invite(  # noqa: PLR0917 - an invitation needs each of these
-    definition: TownDefinition,
-    state: WorldState,
-    topic: Topic,
-    guest: str,
-    rng: random.Random,
-    rules: PrivateStateRules,
-) -> bool | None:
-    """The host raises its gathering; ``guest`` accepts if it can be there in time (today, else
-    tomorrow), has not accepted already and the draw says yes. None: nothing to accept."""
-    host = definition.agent(topic.speaker)
-    gathering = host.gathering
+def _invitation(
+    definition: TownDefinition, state: WorldState, topic: Topic, guest: str, rng: random.Random
+) -> int | None:
+    """The host raises its gathering. The day ``guest`` accepts it for (today if it can still be
+    there in time, else tomorrow), -1 if it declines (the seeded draw), None if there is nothing to
+    accept (no gathering, or already coming)."""
+    gathering = definition.agent(topic.speaker).gathering
     if gathering is None:
         return None
     now = sim_time(state.tick)
@@ -494,15 +492,28 @@ def _invite(  # noqa: PLR0917 - an invitation needs each of these
         day += 1  # too late to get there today: tomorrow
     if any(c.day == day and c.action == gathering.activity for c in agent.plan_changes):
         return None  # already coming
-    if rng.random() >= ACCEPT_PROBABILITY:
-        return False
+    return day if rng.random() < ACCEPT_PROBABILITY else -1
+
+
+def _accept(
+    definition: TownDefinition,
+    state: WorldState,
+    host_slug: str,
+    guest: str,
+    day: int,
+    *,
+    rules: PrivateStateRules,
+) -> None:
+    """The guest's plan for ``day`` takes it to the host's gathering; the host's too, if it had
+    not planned to be there."""
+    host = definition.agent(host_slug)
+    gathering = host.gathering
+    assert gathering is not None  # _invitation checked
     _join(definition, state, guest, day, gathering, gathering.activity, f"invited by {host.name}", rules)
-    host_plan = agent_plan(host, day, state.seed, state.agents[host.slug].plan_changes)
+    host_plan = agent_plan(host, day, state.seed, state.agents[host_slug].plan_changes)
     if under_way(host_plan, gathering.start_minute).location != gathering.location:
-        # The host had not planned to be there itself: now that someone is coming, it will be.
         coming = f"{state.agents[guest].name} is coming"
-        _join(definition, state, host.slug, day, gathering, f"hosting {gathering.topic}", coming, rules)
-    return True
+        _join(definition, state, host_slug, day, gathering, f"hosting {gathering.topic}", coming, rules)
 
 
 def _join(  # noqa: PLR0917 - a plan change needs each of these
