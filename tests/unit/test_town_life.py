@@ -218,3 +218,15 @@ def test_an_outage_sends_those_who_saw_it_home_for_the_rest_of_the_day_and_no_on
     assert lin.target == "Lin Wei's Home" and lin.action == "walking to Lin Wei's Home"
     town.step(TICKS_PER_DAY)  # the next day her schedule is her own again
     assert lin.plan_changes == [] and lin.location == "Sunrise Cafe"
+
+
+def test_the_workplaces_are_those_of_the_papers_table_6() -> None:
+    """'workplace map: Lin Wei -> Sunrise Cafe, Chen Mei -> General Store, Zhang Hao -> home/library,
+    Liu Yang/Wang Jun -> Library' (AURA, Appendix A3)."""
+    assert {a.name: set(a.workplaces) for a in embedded_town().agents} == {
+        "Lin Wei": {"Sunrise Cafe"},
+        "Chen Mei": {"Chen's General Store"},
+        "Zhang Hao": {"Zhang Hao's Home", "Town Library"},
+        "Liu Yang": {"Town Library"},
+        "Wang Jun": {"Town Library"},
+    }
