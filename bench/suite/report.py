@@ -99,7 +99,11 @@ def paired_table(records: Sequence[Mapping[str, Any]], pairs: Iterable[tuple[str
     for a, b in pairs:
         if a not in present or b not in present:
             continue
-        c = paired_comparison(cells, a, b, score="implicit_score", level="query")
+        try:
+            c = paired_comparison(cells, a, b, score="implicit_score", level="query")
+        except ValueError as exc:  # a small or partial run: too few queries both conditions answered
+            lines.append(f"| {a} vs {b} | - | - | - | - | - | - | {exc} |")
+            continue
         lines.append(
             f"| {a} vs {b} | {c.n} | {c.mean_a:.3f} | {c.mean_b:.3f} | {c.mean_diff:+.3f} | "
             f"{c.t_test.p:.4f} | {c.wilcoxon.p:.4f} | [{c.bootstrap.low:+.3f}, {c.bootstrap.high:+.3f}] |"
@@ -178,7 +182,11 @@ def gap_table(records: Sequence[Mapping[str, Any]]) -> str:
     with_gap = sorted({c.condition for c in cells if c.gap is not None}, key=condition_order)
     lines = ["| condition | n | r (gap, probes) | p |", "| --- | ---: | ---: | ---: |"]
     for cond in with_gap:
-        r = gap_probe_correlation(cells, cond)
+        try:
+            r = gap_probe_correlation(cells, cond)
+        except ValueError as exc:  # fewer than three cells with a gap
+            lines.append(f"| {cond} | - | - | {exc} |")
+            continue
         lines.append(f"| {cond} | {r.n} | {_f(r.statistic)} | {_f(r.p, 4)} |")
     return "\n".join(lines)
 

@@ -198,3 +198,24 @@ def test_cells_answered_by_worker_processes_over_the_bus_match_the_local_run(
         return {c["cell"]: (c["answer"], c["tools_called"], c["scores"]) for c in cells}
 
     assert answers("bus") == answers("local")
+
+
+def test_a_report_works_on_a_run_of_any_size(tmp_path: Path) -> None:
+    """A run stopped early (Ctrl-C, a failing model) leaves a few cells: the report still renders,
+    naming what a statistic lacks instead of crashing."""
+    full = tmp_path / "full"
+    args = ("bench", "aura", "--suite", "implicit-v2", "--seeds", "42", "--reader", "cues")
+    ran = auratown(*args, "--conditions", "literal,aura_intent", "--out", str(full), "--quiet")
+    assert ran.returncode == 0, ran.stderr
+    lines = (full / "cells.jsonl").read_text().splitlines()
+    for k in (0, 1, 2, 3, 5):
+        part = tmp_path / f"first-{k}"
+        part.mkdir()
+        (part / "manifest.json").write_bytes((full / "manifest.json").read_bytes())
+        (part / "cells.jsonl").write_text("".join(line + "\n" for line in lines[:k]))
+        shown = auratown("report", str(part))
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.startswith(f"# implicit-v2 ({k} cells, 0 failed)")
+        gaps = [c for c in map(json.loads, lines[:k]) if c["gap"] is not None]
+        if 0 < len(gaps) < 3:
+            assert "| aura_intent | - | - | pearson needs at least three pairs |" in shown.stdout
