@@ -10,7 +10,9 @@ for the whole run and per day:
 * schedule keeping, per agent: the share of ticks at the place of the schedule entry under way
   (``day_plan``, without the day's changes: the last entry started by then, before the day's first
   one the previous day's last), travelling (between places or "walking to ..."), elsewhere; and
-  the entries never reached while under way;
+  the entries never reached while under way. Also the share at the place of the plan as the agent
+  holds it then (the schedule with the day's changes: an invitation accepted, a place avoided),
+  and how many changes were made;
 * emotional state by activity: each agent-tick is sleep (rule ``sleep``), travel, work (at one of
   its workplaces), meal (eating, a meal, tea or coffee in its action) or other, first match wins;
   and the share of ``lonely`` agent-ticks;
@@ -63,8 +65,8 @@ from world.clock import format_minute
 from world.definition import Activity
 
 try:
-    from world.plans import day_plan
-except ImportError:  # the world before issue 17 (the baseline) has it in world.minds only
+    from world.plans import apply_changes, day_plan
+except ImportError:  # the world before issue 17 (the baseline): no plan changes, day_plan in world.minds
     from world.minds import day_plan  # type: ignore[attr-defined,no-redef]
 
 DAYS = Scale(3, quick=1)
@@ -120,6 +122,9 @@ class Tally:
 
     agent_ticks: int = 0
     at_place: int = 0
+    at_planned: int = 0
+    """At the place of the plan with the day's changes (``at_place``: of the schedule)."""
+    plan_changes: int = 0
     travelling: int = 0
     lonely: int = 0
     conversations: int = 0
@@ -147,6 +152,7 @@ class Tally:
             **counts,
             "distinct_topics": len(self.topics),
             "at_place_share": share(self.at_place, self.agent_ticks),
+            "at_planned_share": share(self.at_planned, self.agent_ticks),
             "travelling_share": share(self.travelling, self.agent_ticks),
             "elsewhere_share": share(self.agent_ticks - self.at_place - self.travelling, self.agent_ticks),
             "lonely_share": share(self.lonely, self.agent_ticks),
@@ -194,6 +200,8 @@ class TownLifeStats:
         self._reached: dict[tuple[str, SlotKey], bool] = {}
         """(agent, schedule entry) -> whether the agent was at its place on a tick it was under way."""
         self._beliefs: dict[PairKey, _Seen] = {}
+        self._changes: set[tuple[str, int]] = set()
+        """(agent, change id) of the plan changes seen so far."""
 
     def plan(self, slug: str, day: int) -> list[tuple[int, Activity]]:
         key = (slug, day)
@@ -224,13 +232,28 @@ class TownLifeStats:
         slot, entry = entry_under_way(lambda d: self.plan(slug, d), report.time.day, report.time.minute)
         at_place = agent.location == entry.location
         self._reached[slug, slot] = self._reached.get((slug, slot), False) or at_place
+        at_planned = agent.location == self._planned(slug, agent, report.time.day, report.time.minute)
+        changes = {(slug, c.id) for c in getattr(agent, "plan_changes", ())}  # none in older worlds
+        new_changes = len(changes - self._changes)
+        self._changes |= changes
         lonely = agent.private.emotional_state == LONELY
         for tally in (day, mine):
             tally.agent_ticks += 1
             tally.at_place += at_place
+            tally.at_planned += at_planned
+            tally.plan_changes += new_changes
             tally.travelling += not at_place and travelling(agent)
             tally.lonely += lonely
         self.emotions[activity_class(profile, agent)][agent.private.emotional_state] += 1
+
+    def _planned(self, slug: str, agent: AgentState, day: int, minute: int) -> str:
+        """The place of the step under way in the plan the agent holds: its schedule with the day's
+        changes."""
+        changes = [c for c in getattr(agent, "plan_changes", ()) if c.day == day]
+        if not changes:
+            return entry_under_way(lambda d: self.plan(slug, d), day, minute)[1].location
+        today = apply_changes(self.plan(slug, day), changes)
+        return entry_under_way(lambda d: today if d == day else self.plan(slug, d), day, minute)[1].location
 
     def _beliefs_of(self, state: WorldState, tick: int, day: Tally) -> None:
         for believer, agent in state.agents.items():
@@ -386,6 +409,8 @@ HEADLINE: tuple[tuple[str, str, Callable[[Mapping[str, Any]], float | None], str
     ("repeats", "repeats: pair+topic+time on another day (target 0)", _total("repeats"), "n"),
     ("off_interest_share", "topics outside both speakers' interests", _total("off_interest_share"), "%"),
     ("at_place_share", "agent-ticks at the scheduled place", _total("at_place_share"), "%"),
+    ("at_planned_share", "... at the place of the plan with its changes", _total("at_planned_share"), "%"),
+    ("plan_changes", "plan changes made", _total("plan_changes"), "n"),
     ("travelling_share", "agent-ticks travelling", _total("travelling_share"), "%"),
     ("elsewhere_share", "agent-ticks elsewhere", _total("elsewhere_share"), "%"),
     ("slots", "schedule entries under way", _total("slots"), "n"),
@@ -480,6 +505,7 @@ def format_days(report: Report) -> str:
 AGENT_COLUMNS = (
     ("agent", -10),
     ("at place %", 10),
+    ("planned %", 9),
     ("travel %", 8),
     ("elsewhere %", 11),
     ("never reached", 13),
@@ -495,6 +521,7 @@ def format_agents(report: Report) -> str:
             [
                 slug,
                 _pct(f["at_place_share"]),
+                _pct(f["at_planned_share"]),
                 _pct(f["travelling_share"]),
                 _pct(f["elsewhere_share"]),
                 f"{t.slots_missed}/{t.slots}",

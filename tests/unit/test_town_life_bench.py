@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.town_life import TownLifeStats, activity_class, entry_under_way, main
-from messages.town import ConversationRecord
+from messages.town import ConversationRecord, PlanChange
 from world import AgentState, Belief, PrivateState, TickReport, TownDefinition, WorldState, sim_time
 from world.definition import Activity
 
@@ -165,6 +165,30 @@ def test_schedule_keeping_per_agent_and_entries_never_reached() -> None:
         (5, 1),
         (2, 0),
     ]
+
+
+def test_at_the_place_of_the_plan_with_its_changes() -> None:
+    meeting = PlanChange(id=7, day=0, start=390, end=480, location="Park", action="meeting", reason="invited")
+    ann_at_park = _agent("ann", "Park", "meeting", "neutral", {})
+    stats = _feed(
+        [
+            # Ann meets someone in the park instead of serving at her cafe, as her changed plan says.
+            _tick(
+                1,
+                ann_at_park.model_copy(update={"plan_changes": [meeting]}),
+                _agent("bob", "Park", "jogging", "neutral", {}),
+            ),
+            _tick(
+                2,
+                ann_at_park.model_copy(update={"plan_changes": [meeting]}),
+                _agent("bob", "Cafe", "drinking coffee", "neutral", {}),
+            ),
+        ]
+    )
+    total = stats.figures()["total"]
+    assert (total["agent_ticks"], total["at_place"], total["at_planned"]) == (4, 2, 4)
+    assert total["plan_changes"] == 1
+    assert stats.figures()["agents"]["ann"]["at_planned_share"] == 1.0
 
 
 def test_emotional_states_by_activity_class() -> None:
