@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -155,6 +156,18 @@ def parse_args(argv: Sequence[str] | None = None, settings: Settings | None = No
     return arguments.apply_settings(args, settings)
 
 
+def _interrupted() -> int:
+    """Exit status 130 after Ctrl-C, at once: worker threads may still be waiting on a model call,
+    and the interpreter would wait for them (minutes) before exiting; the OS closes their
+    connections, so a model server stops generating for them."""
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+    if any(not t.daemon for t in others):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from actors.settings import SettingsError
 
@@ -172,8 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except commands.UserError as exc:
         print(f"auratown {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:
+        if str(exc):
+            print(f"auratown {args.command}: {exc}", file=sys.stderr)
+        return _interrupted()
     except BrokenPipeError:
         # The reader went away (``auratown ask ... | head``): not an error of ours.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

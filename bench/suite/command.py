@@ -178,12 +178,23 @@ def _run(  # noqa: PLR0917 - the run's parts, decided by run_aura
         ids = [str(q.id) for q in suite.implicit()]
     cells = plan_cells(args.suite, conditions, seeds, ids)
     started = time.perf_counter()
-    with Progress(len(cells), desc=args.suite, unit="cell", quiet=args.quiet) as progress:
-        ran, skipped = run_cells(run, cells, execute, workers=workers, progress=progress)
+    try:
+        with Progress(len(cells), desc=args.suite, unit="cell", quiet=args.quiet) as progress:
+            ran, skipped = run_cells(run, cells, execute, workers=workers, progress=progress)
+    except KeyboardInterrupt:
+        kept = len(run.done())
+        raise RunInterrupted(
+            f"interrupted: {kept} of {len(cells)} cells are in {out / 'cells.jsonl'}; "
+            "the same command resumes from there"
+        ) from None
     elapsed = time.perf_counter() - started
     report = write_report(out)
     summary = f"{ran} cells run, {skipped} resumed, in {elapsed:.1f}s; report: {out / 'report.md'}"
     return out, report + "\n\n" + summary
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: what was kept and how to go on (the CLI prints it and exits 130)."""
 
 
 def _run_several(args: argparse.Namespace, names: list[str]) -> tuple[Path, str]:

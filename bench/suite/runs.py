@@ -85,7 +85,9 @@ def run_cells(
     if progress is not None:
         progress.start(done=len(planned) - len(todo))
     ran = 0
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    interrupted = True
+    try:
         pending: dict[Future[Mapping[str, Any]], CellKey] = {}
         queue = iter(todo)
         for key in queue:
@@ -109,5 +111,9 @@ def run_cells(
                 nxt = next(queue, None)
                 if nxt is not None:
                     pending[pool.submit(execute, nxt)] = nxt
+        interrupted = False
+    finally:
+        # Interrupted (Ctrl-C): queued cells are dropped and running ones are not waited for (a
+        # model call may take minutes); what finished is already in cells.jsonl for a resume.
+        pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
     return ran, len(planned) - len(todo)
-

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from bench.suite.report import write_report
-from tests.conftest import AURA_RELEASE, auratown
-from tests.support.openai_stub import OpenAIStub, json_reply
+from tests.conftest import AURA_RELEASE, auratown, wait_until
+from tests.support.openai_stub import OpenAIStub, always, hang, json_reply
+from tests.support.programs import ROOT
 
 
 def test_a_bundled_suite_runs_offline_reports_and_resumes(
@@ -219,3 +224,41 @@ def test_a_report_works_on_a_run_of_any_size(tmp_path: Path) -> None:
         gaps = [c for c in map(json.loads, lines[:k]) if c["gap"] is not None]
         if 0 < len(gaps) < 3:
             assert "| aura_intent | - | - | pearson needs at least three pairs |" in shown.stdout
+
+
+def test_ctrl_c_stops_a_run_within_seconds_and_keeps_the_finished_cells(tmp_path: Path) -> None:
+    """Cells whose model call hangs do not hold the process: SIGINT ends it at once (exit 130),
+    the finished cells stay in cells.jsonl, and the same command resumes from them."""
+    verdict = json_reply({"claims": [{"text": "You are here.", "label": "CORRECT"}], "completeness": 1})
+    out = tmp_path / "run"
+    command = [
+        *(sys.executable, "-m", "deploy.cli", "bench", "aura", "--suite", "privacy", "--seeds", "42"),
+        *("--conditions", "literal", "--judge-model", "openai/stub-model", "--out", str(out), "--quiet"),
+    ]
+    with OpenAIStub(responder=always(hang())) as stub:  # after the scripted answers, calls hang
+        stub.script(*[verdict] * 3)
+        child = subprocess.Popen(
+            [*command, "--api-base", stub.url],
+            cwd=ROOT,
+            env={**os.environ, "OPENAI_API_KEY": "sk-stub"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            cells = out / "cells.jsonl"
+            wait_until(lambda: stub.pending == 0 and stub.request_count > 3, timeout=60, what="a hung call")
+            kept = len(cells.read_text().splitlines())
+            started = time.monotonic()
+            child.send_signal(signal.SIGINT)
+            _, err = child.communicate(timeout=20)
+            stopped = time.monotonic() - started
+        finally:
+            child.kill()
+    assert child.returncode == 130 and stopped < 5, (child.returncode, stopped, err)
+    assert kept >= 1 and len(cells.read_text().splitlines()) == kept
+    assert f"interrupted: {kept} of " in err and "the same command resumes from there" in err
+    with OpenAIStub(responder=always(verdict)) as stub:
+        again = auratown(*command[3:], "--api-base", stub.url, env_extra={"OPENAI_API_KEY": "sk-stub"})
+    assert again.returncode == 0, again.stderr
+    assert f", {kept} resumed" in again.stdout
