@@ -37,17 +37,46 @@ def _town_options(p: arguments.Parser) -> None:
         "--decision-timeout",
         type=arguments.positive_seconds,
         default=2.0,
-        help="seconds the world waits for an agent's decision (default: %(default)s)",
+        help="seconds the world waits for an agent's decision (default: %(default)s); with --mind llm "
+        "the model has that long to answer, so a slow local model needs more (e.g. 60)",
+    )
+
+
+def _mind_options(p: arguments.Parser, *, model_help: str, cache_help: str) -> None:
+    """``--mind`` and the model the minds use with ``--mind llm``."""
+    p.add_argument(
+        "--mind",
+        choices=("schedule", "llm"),
+        default="schedule",
+        help="town agents' minds: the seeded schedule, or a model via --model: it chooses actions, "
+        "rates memories, words reflections and conversations, each falling back to the schedule's "
+        "answer, counted (default: %(default)s)",
+    )
+    arguments.add_model_options(p, model_help=model_help, cache_help=cache_help)
+    p.add_argument(
+        "--max-tokens",
+        type=arguments.positive_int,
+        default=None,
+        help="cap every model answer: a small local model may otherwise write until its context is full",
     )
 
 
 def _run_options(p: arguments.Parser) -> None:
     _town_options(p)
-    p.uses_settings(*arguments.DEAD_LETTER_SETTINGS)
+    p.uses_settings(*arguments.DEAD_LETTER_SETTINGS, *arguments.MODEL_SETTINGS)
     p.add_argument(
         "--ticks", type=arguments.positive_int, default=35, help="ticks to run (default: a day, 35)"
     )
-    p.add_argument("--json", action="store_true", help="print the final state and digests as JSON")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the final state and digests (and the minds' figures) as JSON",
+    )
+    _mind_options(
+        p,
+        model_help="with --mind llm: a litellm model, e.g. openai/NAME with --api-base for a local server",
+        cache_help="cache the minds' model answers here (default: on the bus, for this run only)",
+    )
 
 
 RUN = arguments.Command(
@@ -55,7 +84,8 @@ RUN = arguments.Command(
     run=town_commands.run,
     summary="run AURATown for a day, every role in this process (embedded memory bus by default)",
     description="Run the town's clock, world and agents in this process for --ticks ticks and print each "
-    "tick and the final public and private state.",
+    "tick and the final public and private state. With --mind llm --model M the agents' minds ask the "
+    "model, and the run ends with what it answered and what fell back, by stage, reason and agent.",
     bus="in-process",
     options=_run_options,
 )
@@ -84,18 +114,12 @@ def _daemon_options(p: arguments.Parser) -> None:
     arguments.add_visibility_timeout_option(p)
     p.uses_settings(*arguments.DEAD_LETTER_SETTINGS, *arguments.MODEL_SETTINGS, "intent_reader")
     p.add_argument(
-        "--mind",
-        choices=("schedule", "llm"),
-        default="schedule",
-        help="town agents' minds: the seeded schedule, or a model via --model (default: %(default)s)",
-    )
-    p.add_argument(
         "--pool-size",
         type=arguments.positive_int,
         default=None,
         help="worker threads shared by the agents (default 4; with --mind llm, one per agent)",
     )
-    arguments.add_model_options(
+    _mind_options(
         p,
         model_help="a litellm model for env (and for the minds, with --mind llm); default: offline",
         cache_help="env: cache model answers here",

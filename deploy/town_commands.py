@@ -114,22 +114,28 @@ def _print_state(view: TownStateView) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the town for a number of ticks, all roles in this process, and print its day."""
-    from actors.runtime import Host
+    """Run the town for a number of ticks, all roles in this process, and print its day (and, with
+    --mind llm, what the model did for the minds)."""
+    from actors.runtime import Host, HostConfig
     from actors.town import TownClient, ensure_config, spawn_town
+    from deploy.town_minds import mind_report, model_minds, report_lines, worker_threads
 
     proposed = _proposed_config(args).model_copy(update={"start_paused": True, "ticks_per_second": 0.0})
     with open_bus(args.redis, args.namespace, args.settings) as bus:
         config, created = ensure_config(bus, proposed)
-        host = Host(bus, name="auratown-run")
-        spawn_town(host, config)
+        minds = model_minds(args, bus, cache_dir=args.cache_dir)
+        threads = worker_threads(None, minds, len(config.definition.agents))
+        host = Host(bus, HostConfig(pool_size=threads), name="auratown-run")
+        spawn_town(host, config, **(minds.spawn_options() if minds else {}))
         host.start()
         try:
             client = TownClient(bus, timeout=max(10.0, config.decision_timeout * 4))
             start = client.status().completed + 1
             timeline = []
+            # A tick waits up to --decision-timeout for the decisions, then for its conversations.
+            tick_wait = 60.0 + 2 * config.decision_timeout
             for _ in range(args.ticks):
-                client.step(1, wait=60)
+                client.step(1, wait=tick_wait)
                 view = client.state(private=True, events=0)
                 timeline.append(view)
                 if not args.json:
@@ -137,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
             final = client.state(private=True, events=10)
         finally:
             host.stop()
+    report = None if minds is None else mind_report(minds.minds, config.definition)
     if args.json:
         out = {
             "town": config.definition.name,
@@ -147,12 +154,17 @@ def run(args: argparse.Namespace) -> int:
             "final": final.model_dump(mode="json"),
             "digests": [v.digest for v in timeline],
         }
+        if report is not None:
+            out["minds"] = report.model_dump(mode="json")
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         print()
         _print_state(final)
         if not created:
             print(f"(continued the town stored on namespace {args.namespace!r})")
+        if report is not None:
+            print()
+            print("\n".join(report_lines(report)))
     return 0
 
 
@@ -163,6 +175,7 @@ def daemon(args: argparse.Namespace) -> int:
     from actors.runtime import Host, HostConfig, freeze_heap
     from actors.town import ensure_config, spawn_town
     from deploy.acl_command import spawn_policy_registries
+    from deploy.town_minds import model_minds, worker_threads
 
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
     agents = [a.strip() for a in args.agents.split(",")] if args.agents else None
@@ -175,33 +188,24 @@ def daemon(args: argparse.Namespace) -> int:
                 "resuming it (the --seed/--town given are not used)",
                 file=sys.stderr,
             )
-        minds: dict[str, Any] = {}
-        ledgers: dict[str, Any] = {}  # model usage, for --metrics-port
-        pool_size = args.pool_size
-        if args.mind == "llm":
-            if not args.model:
-                raise UserError("--mind llm needs --model (a litellm model string)")
-            from actors.llm import GatewayConfig, LLMGateway, TransportCache
-            from actors.town import llm_mind_factory
-
-            gateway = LLMGateway(
-                GatewayConfig(model=args.model, api_base=args.api_base),
-                cache=TransportCache(bus.transport, bus.namespace),
-            )
-            factory = llm_mind_factory(gateway)
-            minds = {"mind_factory": factory, "dialogue": factory.dialogue}
-            ledgers["minds"] = gateway.usage
-            # An agent waiting on its model holds a pool worker: one worker per agent hosted here.
-            pool_size = pool_size or max(4, len(agents) if agents else len(config.definition.agents))
-        host_config = HostConfig(visibility_timeout=args.visibility_timeout, pool_size=pool_size or 4)
+        minds = model_minds(args, bus)
+        # The model's usage, for --metrics-port.
+        ledgers: dict[str, Any] = {} if minds is None else {"minds": minds.minds.gateway.usage}
+        hosted = len(agents) if agents else len(config.definition.agents)
+        pool_size = worker_threads(args.pool_size, minds, hosted)
+        host_config = HostConfig(visibility_timeout=args.visibility_timeout, pool_size=pool_size)
         host = Host(bus, host_config, name=f"auratown-daemon[{','.join(roles)}]")
         try:
             env_gateways = GatewayPool(
-                api_base=args.api_base, cache_dir=args.cache_dir, settings=args.settings
+                api_base=args.api_base,
+                cache_dir=args.cache_dir,
+                max_tokens=args.max_tokens,
+                settings=args.settings,
             )
             backends = make_backend_factory(args.model, pool=env_gateways)
             by_identity = spawn_policy_registries(host, args, roles)  # registry:IDENT; first: checks the file
-            spawned = spawn_town(host, config, roles=roles, agents=agents, backends=backends, **minds)
+            options = minds.spawn_options() if minds else {}
+            spawned = spawn_town(host, config, roles=roles, agents=agents, backends=backends, **options)
             spawned += by_identity
         except ValueError as exc:
             raise UserError(str(exc)) from None

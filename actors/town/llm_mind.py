@@ -171,6 +171,23 @@ def _done(value: R) -> Future[R]:
     return fut
 
 
+class AnswerTally:
+    """The model answers the minds used, by stage and actor: beside the gateway's fallback records
+    (``LLMGateway.usage``), how many of the minds' questions the model answered. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[tuple[Stage, str], int] = {}
+
+    def add(self, stage: Stage, actor: str) -> None:
+        with self._lock:
+            self._counts[(stage, actor)] = self._counts.get((stage, actor), 0) + 1
+
+    def counts(self) -> dict[tuple[Stage, str], int]:
+        with self._lock:
+            return dict(self._counts)
+
+
 # ---------------------------------------------------------------- the agent's mind
 
 
@@ -209,6 +226,7 @@ class LLMMind:
         *,
         settings: LLMMindSettings | None = None,
         runner: _Runner | None = None,
+        answers: AnswerTally | None = None,
     ) -> None:
         self.definition = definition
         self.profile = profile
@@ -217,6 +235,7 @@ class LLMMind:
         self.schedule = ScheduleMind(definition, profile, seed)
         self.actor = agent_address(profile.slug)
         self._runner = runner or _Runner(self.settings.max_concurrency)
+        self.answers = answers or AnswerTally()
         self._fallbacks: dict[str, int] = {}
         self._in_flight: dict[Stage, Future[Any]] = {}
         self._offered: float | None = None
@@ -250,6 +269,7 @@ class LLMMind:
         except _Fallback as fb:
             self._fallback(Stage.ACTION, fb.reason)
             return scheduled.model_copy(update={"mind": f"{self.name}-fallback"})
+        self.answers.add(Stage.ACTION, self.actor)
         self._choice = _Choice(slot, activity)
         return self._decision(perception, activity)
 
@@ -279,6 +299,7 @@ class LLMMind:
         except _Fallback as fb:
             self._fallback(Stage.IMPORTANCE, fb.reason)
             return [None] * len(drafts)
+        self.answers.add(Stage.IMPORTANCE, self.actor)
         return list(scores)
 
     def write_reflection(self, recent: Sequence[MemoryItem], draft: str, minute: int) -> str | None:
@@ -298,6 +319,7 @@ class LLMMind:
         except _Fallback as fb:
             self._fallback(Stage.REFLECTION, fb.reason)
             return None
+        self.answers.add(Stage.REFLECTION, self.actor)
         return f"Reflection: {insight}"
 
     def take_fallbacks(self) -> Mapping[str, int]:
@@ -472,11 +494,16 @@ class LLMDialogue:
     conversations in parallel, each falling back to its templated lines."""
 
     def __init__(
-        self, gateway: LLMGateway, settings: LLMMindSettings | None = None, runner: _Runner | None = None
+        self,
+        gateway: LLMGateway,
+        settings: LLMMindSettings | None = None,
+        runner: _Runner | None = None,
+        answers: AnswerTally | None = None,
     ) -> None:
         self.gateway = gateway
         self.settings = settings or LLMMindSettings()
         self._runner = runner or _Runner(self.settings.max_concurrency)
+        self.answers = answers or AnswerTally()
 
     def write_dialogue(self, drafts: Sequence[ConversationDraft]) -> Sequence[tuple[str, ...] | None]:
         if Stage.CONVERSATION not in self.settings.stages:
@@ -493,6 +520,8 @@ class LLMDialogue:
             except _Fallback as fb:
                 self.gateway.record_fallback(Stage.CONVERSATION, actor, fb.reason)
                 out.append(None)
+            else:
+                self.answers.add(Stage.CONVERSATION, actor)
         return out
 
     def _ask(self, draft: ConversationDraft) -> DialogueOut:
@@ -556,7 +585,9 @@ class LLMMinds:
 
     def __post_init__(self) -> None:
         self._runner = _Runner(self.settings.max_concurrency)
-        self.dialogue = LLMDialogue(self.gateway, self.settings, self._runner)
+        self.answers = AnswerTally()
+        """Every answer the minds and the dialogue used; the fallbacks are the gateway's."""
+        self.dialogue = LLMDialogue(self.gateway, self.settings, self._runner, self.answers)
 
     @property
     def calls_in_flight(self) -> int:
@@ -564,7 +595,15 @@ class LLMMinds:
         return self._runner.in_flight
 
     def __call__(self, definition: TownDefinition, profile: AgentProfile, seed: int) -> LLMMind:
-        return LLMMind(definition, profile, seed, self.gateway, settings=self.settings, runner=self._runner)
+        return LLMMind(
+            definition,
+            profile,
+            seed,
+            self.gateway,
+            settings=self.settings,
+            runner=self._runner,
+            answers=self.answers,
+        )
 
 
 def llm_mind_factory(gateway: LLMGateway, settings: LLMMindSettings | None = None) -> LLMMinds:
