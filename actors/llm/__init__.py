@@ -1,10 +1,12 @@
 """The LLM gateway: every model call of every actor, through litellm.
 
-Per-stage sampling settings (paper, Appendix A6), JSON answers validated into pydantic models
-with one repair attempt (prose stages refuse JSON the same way), retries with backoff for
-transient failures, a deadline on every request and a budget of time and requests on every stage
-and every unit of work, per-actor and per-stage
-usage accounting, and a content-addressed response cache on disk or on the bus transport.
+Per-stage sampling settings and output caps (paper, Appendix A6), prompts fitted to the model's
+context window, JSON answers (constrained by a JSON Schema ``response_format`` where the provider
+takes one) validated into pydantic models with one repair attempt (prose stages refuse JSON the
+same way), answers carrying chat-template scaffolding (``world.scaffolding``) refused, retries
+with backoff for transient failures, a deadline on every request and a budget of time and
+requests on every stage and every unit of work, per-actor and per-stage usage accounting, and a
+content-addressed response cache on disk or on the bus transport.
 Importing this package is cheap: litellm (and pydantic) load on the first call.
 """
 

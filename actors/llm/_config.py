@@ -8,6 +8,9 @@ from typing import Any
 
 from actors.llm._stages import STAGE_SETTINGS, Stage, StageSettings
 
+DEFAULT_MAX_TOKENS = 512
+"""A stage with no cap anywhere (none has: every ``STAGE_SETTINGS`` entry sets one)."""
+
 
 @dataclass(frozen=True)
 class GatewayConfig:
@@ -36,6 +39,15 @@ class GatewayConfig:
     take together (``MeteredCalls``); None: ``4 * timeout``."""
     unit_calls: int | None = 24
     """Requests one unit of work may send in all; None: no limit."""
+    max_tokens: int | None = None
+    """Output-token cap of every stage, overriding each stage's own (``--max-tokens``); None: each
+    stage's cap (``STAGE_SETTINGS`` or ``stage_overrides``)."""
+    context_window: int | None = None
+    """Tokens the model reads and writes in all (prompt + answer); None: litellm's model info, and
+    no trimming for a model it does not know (set it for a local model: its server's context size)."""
+    structured_output: bool | None = None
+    """Send structured stages' JSON Schema as ``response_format``; None: when litellm says the model
+    supports it, and always for an OpenAI-compatible server at ``api_base``."""
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -50,7 +62,7 @@ class GatewayConfig:
             value = getattr(self, name)
             if value is not None and not 0 < value < float("inf"):
                 raise ValueError(f"{name} must be positive and finite, got {value}")
-        for name in ("stage_calls", "unit_calls"):
+        for name in ("stage_calls", "unit_calls", "max_tokens", "context_window"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be >= 1, got {value}")
@@ -72,6 +84,15 @@ class GatewayConfig:
     def settings_for(self, stage: Stage) -> StageSettings:
         return self.stage_overrides.get(stage) or STAGE_SETTINGS[stage]
 
+    def max_tokens_for(self, stage: Stage, settings: StageSettings | None = None) -> int:
+        """The output cap a request of ``stage`` carries: the global one, else the call's settings',
+        else the stage's (``settings_for``), else its default; never none."""
+        own = settings.max_tokens if settings else None
+        for cap in (self.max_tokens, own, self.settings_for(stage).max_tokens):
+            if cap is not None:
+                return cap
+        return STAGE_SETTINGS[stage].max_tokens or DEFAULT_MAX_TOKENS
+
     def delay_before_retry(self, retry: int) -> float:
         """Exponential backoff: ``backoff * 2**(retry - 1)`` seconds before retry 1, 2, ..."""
         return float(min(self.max_backoff, self.backoff * 2 ** max(0, retry - 1)))
@@ -82,6 +103,9 @@ class GatewayConfig:
             "model": self.model,
             "api_base": self.api_base,
             "timeout": self.timeout,
+            "max_tokens": self.max_tokens,
+            "context_window": self.context_window,
+            "structured_output": self.structured_output,
             "max_retries": self.max_retries,
             "backoff": self.backoff,
             "seed": self.seed,
@@ -90,7 +114,7 @@ class GatewayConfig:
             "unit_budget": self.unit_limits()[0],
             "unit_calls": self.unit_calls,
             "stages": {
-                str(s): {"temperature": st.temperature, "max_tokens": st.max_tokens}
+                str(s): {"temperature": st.temperature, "max_tokens": self.max_tokens_for(s)}
                 for s in Stage
                 for st in (self.settings_for(s),)
             },

@@ -20,11 +20,16 @@ ErrorReason = Literal[
     "connection",
     "budget",
     "unavailable",
+    "context_overflow",
+    "scaffolding",
 ]
 """``credentials``: the provider has no key (or refused it): retrying cannot help, so it fails at
 once; ``invalid_text``: a stage that expects prose got JSON (or code) instead; ``budget``: the stage
 or its unit of work ran out of time or requests (nothing more was sent); ``unavailable``: an
-earlier stage of the same unit found the model not answering at all (nothing was sent)."""
+earlier stage of the same unit found the model not answering at all (nothing was sent);
+``context_overflow``: the provider refused the prompt as longer than its context (after the
+gateway's own trimming); ``scaffolding``: the answer carried chat-template or prompt text
+(``has_scaffolding``), so it is no answer."""
 
 TRANSIENT_REASONS: frozenset[str] = frozenset({"timeout", "rate_limited", "connection"})
 
@@ -32,12 +37,25 @@ TRANSIENT_REASONS: frozenset[str] = frozenset({"timeout", "rate_limited", "conne
 class LLMError(Exception):
     """A model call that gave no usable answer, after the retries and the repair it was due."""
 
-    def __init__(self, stage: Stage, reason: ErrorReason, detail: str = "", attempts: int = 0) -> None:
+    def __init__(
+        self,
+        stage: Stage,
+        reason: ErrorReason,
+        detail: str = "",
+        attempts: int = 0,
+        *,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+    ) -> None:
         super().__init__(f"{stage}: {reason}: {detail}" if detail else f"{stage}: {reason}")
         self.stage = stage
         self.reason: ErrorReason = reason
         self.detail = detail
         self.attempts = attempts
+        self.prompt_tokens = prompt_tokens
+        """Tokens the failed call's requests cost: the provider's count when it answered, else
+        the prompt counted locally, once per request sent."""
+        self.completion_tokens = completion_tokens
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -58,6 +76,14 @@ _NO_CREDENTIALS = re.compile(
 
 
 _NOISE = ("Provider List", "Give Feedback", "LiteLLM.Info")
+
+_CONTEXT_OVERFLOW = re.compile(
+    # OpenAI: "maximum context length is 8192 tokens"; llama.cpp: "the request exceeds the available
+    # context size"; Anthropic: "prompt is too long"; others: "input is too long", "too many tokens".
+    r"context (?:length|size|window)|(?:prompt|input|request|message)s? (?:is |are )?too long"
+    r"|too many (?:input )?tokens|exceeds? (?:the )?(?:available |maximum )?context",
+    re.IGNORECASE,
+)
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
@@ -96,6 +122,10 @@ def classify(exc: BaseException) -> tuple[ErrorReason, bool, str]:
             return "timeout", True, detail
         if isinstance(link, openai.APIConnectionError | ConnectionError):
             return "connection", True, detail
+    if any(type(link).__name__ == "ContextWindowExceededError" for link in _chain(exc)) or (
+        status in (400, 413) and _CONTEXT_OVERFLOW.search(str(exc))
+    ):
+        return "context_overflow", False, detail
     if status == 429:
         return "rate_limited", True, detail
     if status == 408:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -20,6 +22,7 @@ import structlog
 from actors.llm._budget import Budget
 from actors.llm._cache import ResponseCache, cache_key
 from actors.llm._config import GatewayConfig
+from actors.llm._context import trim_messages
 from actors.llm._errors import ErrorReason, LLMError, classify
 from actors.llm._json import (
     NoJSONError,
@@ -34,6 +37,8 @@ from actors.llm._usage import UsageLedger, UsageStats
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from actors.llm._connection import Connection
+
 T = TypeVar("T", bound="BaseModel")
 Messages = list[dict[str, str]]
 
@@ -45,6 +50,14 @@ DEADLINE_GRACE = 0.5
 
 MIN_REQUEST_S = 0.05
 """A request is not started with less time than this left in its budget."""
+
+CONTEXT_SLACK = 0.1
+"""Share of the context window left free: tokens are counted with litellm's tokenizer for the
+model, which for a local model is a stand-in for the server's own (and its chat template adds a
+few tokens per message)."""
+
+_REFUSED_SCHEMA = re.compile(r"response_format|json_schema|json schema|schema|grammar", re.IGNORECASE)
+"""A provider's 400 about the structured-output request itself: retried once without it."""
 
 _import_lock = threading.Lock()
 _litellm_module: Any = None
@@ -102,6 +115,12 @@ class LLMGateway:
         self.config = config
         self.cache = cache
         self.usage = UsageLedger()
+        self._lock = threading.Lock()
+        self._window: int | None = None
+        self._window_known = False
+        self._schema_supported: bool | None = None
+        self._schema_refusals = 0
+        """Forms of ``response_format`` the provider refused: this gateway sends the next one."""
 
     # -- public API --------------------------------------------------------------------------
 
@@ -116,14 +135,15 @@ class LLMGateway:
         budget: Budget | None = None,
         prose: bool = False,
     ) -> Completion:
-        """The model's text answer; raises LLMError (reason "empty" for a blank answer).
+        """The model's text answer; raises LLMError (reason "empty" for a blank answer,
+        "scaffolding" for one carrying chat-template or prompt text: never returned).
         ``fresh``: ask the model even if the cache has an answer (a retry of an answer that could
         not be read); the new answer replaces the cached one. ``budget``: the unit of work's, which
         this stage's own budget (``GatewayConfig.stage_limits``) draws from. ``prose``: the stage
         expects prose; an answer that is JSON (or a code block) gets one repair call, then
         LLMError("invalid_text"), and is never returned as the answer."""
         settings = settings or self.config.settings_for(stage)
-        key = self._key(settings, messages, None)  # a cached answer that is not prose is not used
+        key = self._key(stage, settings, messages, None)  # a cached answer that is not prose is not used
         hit = None if fresh else self._cached(stage, actor, key, prose=prose)
         if hit is not None:
             return hit[0]
@@ -131,8 +151,8 @@ class LLMGateway:
         stage_budget = self._stage_budget(budget)
         answer = self._request(stage, settings, messages, actor, stage_budget)
         if not answer.text.strip():
-            self.usage.add(stage, actor, UsageStats(failures=1))
-            raise LLMError(stage, "empty", "the model returned no text", answer.attempts)
+            raise self._failed(stage, actor, "empty", "the model returned no text", answer)
+        self._refuse_scaffolding(stage, actor, answer, answer.text, messages)
         if prose and looks_structured(answer.text):
             log.info("llm.repair", stage=str(stage), actor=actor, reason="invalid_text")
             self.usage.add(stage, actor, UsageStats(repairs=1))
@@ -143,10 +163,10 @@ class LLMGateway:
             ]
             second = self._follow_up(stage, settings, repair, actor, budget=stage_budget, first=answer)
             if not second.text.strip() or looks_structured(second.text):
-                self.usage.add(stage, actor, UsageStats(failures=1))
-                raise LLMError(
-                    stage, "invalid_text", "after one repair the answer is still not prose", second.attempts
+                raise self._failed(
+                    stage, actor, "invalid_text", "after one repair the answer is still not prose", second
                 )
+            self._refuse_scaffolding(stage, actor, second, second.text, messages)
             self._store(key, second, repaired=True)
             return second
         self._store(key, answer, repaired=False)
@@ -164,13 +184,17 @@ class LLMGateway:
     ) -> Structured[T]:
         """The answer parsed and validated into ``schema``, after at most one repair call.
 
-        The prompt should ask for JSON (``schema_prompt(schema)`` words it); the answer may wrap
-        the object in code fences or prose. An answer that does not validate gets one repair
-        call showing the model its error; if that fails too, LLMError("empty" | "invalid_json" |
-        "invalid_schema") is raised, never a default value. ``budget``: as for ``complete``.
+        Where the provider supports it, the request carries ``schema`` as a JSON Schema
+        ``response_format`` (the server constrains its decoding to it); a provider that refuses
+        it gets the request again without it, and this gateway stops sending it. The prompt
+        should ask for JSON in words too (``schema_prompt(schema)``): the answer may wrap the
+        object in code fences or prose. An answer that does not validate gets one repair call
+        showing the model its error; if that fails too, LLMError("empty" | "invalid_json" |
+        "invalid_schema") is raised, never a default value; a value whose text carries
+        scaffolding raises LLMError("scaffolding"). ``budget``: as for ``complete``.
         """
         settings = settings or self.config.settings_for(stage)
-        key = self._key(settings, messages, schema)
+        key = self._key(stage, settings, messages, schema)
         hit = self._cached(stage, actor, key, schema)
         if hit is not None:
             completion, value, repaired = hit
@@ -178,10 +202,15 @@ class LLMGateway:
             return Structured(value, completion, repaired)
 
         load_litellm()  # imported (seconds, the first time) before any budget's clock starts
-        stage_budget = self._stage_budget(budget)
-        first = self._request(stage, settings, messages, actor, stage_budget)
+        # Room for the response_format forms a provider may still refuse (each costs a request).
+        refusable = (2 - self._schema_refusals) if self._supports_schema() else 0
+        stage_budget = self._stage_budget(budget, extra_calls=max(0, refusable))
+        first = self._schema_request(
+            stage, settings=settings, messages=messages, schema=schema, actor=actor, budget=stage_budget
+        )
         parsed = _parse(first.text, schema)
         if parsed.value is not None:
+            self._refuse_scaffolding(stage, actor, first, parsed.value, messages)
             self._store(key, first, repaired=False)
             return Structured(parsed.value, first, repaired=False)
 
@@ -189,17 +218,149 @@ class LLMGateway:
         self.usage.add(stage, actor, UsageStats(repairs=1))
         shown = [{"role": "assistant", "content": first.text}] if first.text.strip() else []
         repair = [*messages, *shown, {"role": "user", "content": repair_prompt(schema, parsed.problem)}]
-        both = self._follow_up(stage, settings, repair, actor, budget=stage_budget, first=first)
-        second = both
-        reparsed = _parse(second.text, schema)
+        both = self._follow_up(
+            stage,
+            settings,
+            repair,
+            actor,
+            budget=stage_budget,
+            first=first,
+            response_format=self._response_format(schema)[1],
+        )
+        reparsed = _parse(both.text, schema)
         if reparsed.value is None:
-            self.usage.add(stage, actor, UsageStats(failures=1))
-            raise LLMError(stage, reparsed.reason, f"after one repair: {reparsed.problem}", both.attempts)
+            raise self._failed(stage, actor, reparsed.reason, f"after one repair: {reparsed.problem}", both)
+        self._refuse_scaffolding(stage, actor, both, reparsed.value, messages)
         self._store(key, both, repaired=True)
         return Structured(reparsed.value, both, repaired=True)
 
-    def _stage_budget(self, unit: Budget | None) -> Budget:
+    def _schema_request(
+        self,
+        stage: Stage,
+        *,
+        settings: StageSettings,
+        messages: Messages,
+        schema: type[BaseModel],
+        actor: str,
+        budget: Budget,
+    ) -> Completion:
+        """The first request of a structured stage: with the schema as ``response_format`` where
+        the provider takes it. A provider that refuses the form sent is asked again with the next
+        one (``_response_format``), and this gateway remembers it."""
+        spent: Completion | None = None
+        while True:
+            level, fmt = self._response_format(schema)
+            try:
+                if spent is None:
+                    return self._request(
+                        stage, settings, messages, actor, budget, response_format=fmt, final=False
+                    )
+                return self._follow_up(
+                    stage,
+                    settings,
+                    messages,
+                    actor,
+                    budget=budget,
+                    first=spent,
+                    response_format=fmt,
+                    final=False,
+                )
+            except LLMError as exc:
+                if fmt is None or exc.reason != "http_error" or not _REFUSED_SCHEMA.search(exc.detail):
+                    self.usage.add(stage, actor, UsageStats(failures=1))
+                    raise
+                with self._lock:
+                    self._schema_refusals = max(self._schema_refusals, level + 1)
+                log.warning(
+                    "llm.response_format_refused",
+                    stage=str(stage),
+                    actor=actor,
+                    form=fmt["type"],
+                    cause=exc.detail,
+                )
+                spent = _spent(exc, self.config.model)  # the refused requests' attempts and tokens
+
+    def _response_format(self, schema: type[BaseModel]) -> tuple[int, dict[str, Any] | None]:
+        """(level, ``response_format``) for ``schema``: the standard JSON Schema form (0); on an
+        OpenAI-compatible server that refused it, the ``json_object`` form with a ``schema``
+        (1: what llama-cpp-python's server takes, and llama.cpp's); else none (instructions and
+        repair only)."""
+        level = self._schema_refusals
+        if not self._supports_schema():
+            return level, None
+        if level == 0:
+            name = re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "answer"
+            # strict: False: OpenAI's strict mode rejects schemas with defaults and open objects,
+            # which pydantic models have; the schema still guides (or constrains) decoding.
+            json_schema = {"name": name, "schema": schema.model_json_schema(), "strict": False}
+            return level, {"type": "json_schema", "json_schema": json_schema}
+        if level == 1 and self._openai_compatible():
+            return level, {"type": "json_object", "schema": schema.model_json_schema()}
+        return level, None
+
+    def _supports_schema(self) -> bool:
+        with self._lock:
+            if self._schema_supported is None:
+                self._schema_supported = self._schema_support()
+            return self._schema_supported
+
+    def _schema_support(self) -> bool:
+        cfg = self.config
+        if cfg.structured_output is not None:
+            return cfg.structured_output
+        if self._openai_compatible():
+            return True  # llama.cpp's server, vLLM, Ollama and LM Studio honour json_schema
+        try:
+            return bool(load_litellm().supports_response_schema(model=cfg.model))
+        except Exception:  # noqa: BLE001 - a model litellm does not know: instructions and repair
+            return False
+
+    def _openai_compatible(self) -> bool:
+        """A self-hosted OpenAI-compatible server: ``openai/<name>`` at an ``api_base``."""
+        if self.config.api_base is None:
+            return False
+        try:
+            provider = load_litellm().get_llm_provider(self.config.model, api_base=self.config.api_base)[1]
+        except Exception:  # noqa: BLE001 - a model string litellm cannot route
+            return False
+        return bool(provider == "openai")
+
+    def _refuse_scaffolding(
+        self, stage: Stage, actor: str, answer: Completion, value: object, messages: Messages
+    ) -> None:
+        """LLMError("scaffolding") when the answer's text (every string of a structured value)
+        carries chat-template or prompt scaffolding: such text is never an answer. No repair: a
+        model that lost its prompt format is no likelier to find it when shown its echo, and on
+        a small local model the second call costs as long as the first."""
+        from world.scaffolding import has_scaffolding  # world's package loads pydantic: on first use
+
+        system = "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
+        for text in _strings(value):
+            marker = has_scaffolding(text, system)
+            if marker is not None:
+                log.warning("llm.scaffolding", stage=str(stage), actor=actor, marker=marker)
+                raise self._failed(stage, actor, "scaffolding", f"the answer carries {marker!r}", answer)
+
+    def _failed(
+        self, stage: Stage, actor: str, reason: ErrorReason, detail: str, spent: Completion
+    ) -> LLMError:
+        """A gateway call that got answers but no usable one: counted, and the error to raise
+        (with the answers' tokens, so the caller's fallback counts them)."""
+        self.usage.add(stage, actor, UsageStats(failures=1))
+        return LLMError(
+            stage,
+            reason,
+            detail,
+            spent.attempts,
+            prompt_tokens=spent.prompt_tokens,
+            completion_tokens=spent.completion_tokens,
+        )
+
+    def _stage_budget(self, unit: Budget | None, extra_calls: int = 0) -> Budget:
+        """``extra_calls``: requests a provider may refuse at once (a response_format it does not
+        take), on top of the stage's retries and repair."""
         seconds, calls = self.config.stage_limits()
+        calls += extra_calls
         return unit.child(seconds, calls) if unit is not None else Budget(seconds, calls)
 
     def _follow_up(
@@ -211,13 +372,24 @@ class LLMGateway:
         *,
         budget: Budget,
         first: Completion,
+        response_format: dict[str, Any] | None = None,
+        final: bool = True,
     ) -> Completion:
-        """The repair call after ``first``: its answer with both calls' tokens, cost, latency and
-        attempts; a repair call that fails raises with the attempts of both."""
+        """The call after ``first``: its answer with both calls' tokens, cost, latency and
+        attempts; a call that fails raises with the attempts and tokens of both."""
         try:
-            second = self._request(stage, settings, messages, actor, budget)
+            second = self._request(
+                stage, settings, messages, actor, budget, response_format=response_format, final=final
+            )
         except LLMError as exc:
-            raise LLMError(exc.stage, exc.reason, exc.detail, first.attempts + exc.attempts) from exc
+            raise LLMError(
+                exc.stage,
+                exc.reason,
+                exc.detail,
+                first.attempts + exc.attempts,
+                prompt_tokens=first.prompt_tokens + exc.prompt_tokens,
+                completion_tokens=first.completion_tokens + exc.completion_tokens,
+            ) from exc
         return replace(
             second,
             prompt_tokens=first.prompt_tokens + second.prompt_tokens,
@@ -236,37 +408,95 @@ class LLMGateway:
             log.warning("llm.fallback", stage=str(stage), actor=actor, reason=reason)
         self.usage.add_fallback(stage, actor, reason)
 
+    # -- context -----------------------------------------------------------------------------
+
+    def context_window(self) -> int | None:
+        """Tokens of prompt and answer the model takes: ``GatewayConfig.context_window``, else
+        litellm's model info (its input limit), else None (not known: nothing is trimmed)."""
+        if self.config.context_window is not None:
+            return self.config.context_window
+        with self._lock:
+            if not self._window_known:
+                self._window = _model_window(load_litellm(), self.config.model)
+                self._window_known = True
+            return self._window
+
+    def count_tokens(self, messages: Messages) -> int:
+        """The prompt's tokens by litellm's tokenizer for the model (a stand-in for an unknown
+        one); 0 if it cannot count."""
+        try:
+            return int(load_litellm().token_counter(model=self.config.model, messages=messages))
+        except Exception:  # noqa: BLE001 - counting is best effort; the provider has the last word
+            return 0
+
+    def _fit(self, stage: Stage, actor: str, messages: Messages, max_tokens: int) -> tuple[Messages, int]:
+        """``messages`` and the output cap, trimmed to the context window (recorded when they
+        are: the usage counter ``trimmed`` and an ``llm.trimmed`` event)."""
+        window = self.context_window()
+        if window is None:
+            return messages, max_tokens
+        max_tokens = max(1, min(max_tokens, window // 2))  # a cap as large as the window leaves no room
+        room = int(window * (1 - CONTEXT_SLACK)) - max_tokens
+        before = self.count_tokens(messages)
+        if before <= room:
+            return messages, max_tokens
+        trimmed = trim_messages(messages, room, self.count_tokens)
+        kept = {
+            "prompt_tokens": [before, self.count_tokens(trimmed)],
+            "messages": [len(messages), len(trimmed)],
+        }
+        log.warning(
+            "llm.trimmed", stage=str(stage), actor=actor, window=window, max_tokens=max_tokens, **kept
+        )
+        self.usage.add(stage, actor, UsageStats(trimmed=1))
+        return trimmed, max_tokens
+
     # -- model calls -------------------------------------------------------------------------
 
     def _request(
-        self, stage: Stage, settings: StageSettings, messages: Messages, actor: str, budget: Budget
+        self,
+        stage: Stage,
+        settings: StageSettings,
+        messages: Messages,
+        actor: str,
+        budget: Budget,
+        *,
+        response_format: dict[str, Any] | None = None,
+        final: bool = True,
     ) -> Completion:
         """One answer from the model, retrying transient failures with exponential backoff, each
-        request cut to its deadline and all of them to ``budget``."""
+        request cut to its deadline and all of them to ``budget``. Every request carries the
+        stage's output cap and its deadline, the prompt fitted to the context window. A request
+        that failed counts its prompt's tokens (the provider sent no usage), 0 completion.
+        ``final``: an error is the gateway call's failure (else the caller tries again)."""
         litellm = load_litellm()
-        kwargs = self._call_kwargs(settings, messages)
+        cap = self.config.max_tokens_for(stage, settings)
+        messages, cap = self._fit(stage, actor, messages, cap)
+        kwargs = self._call_kwargs(settings, messages, cap, response_format)
         latency = 0.0
         attempts = 0
+        failed_sent = 0  # requests sent that got no answer: their prompt tokens are counted here
+        prompt_tokens = _Lazy(lambda: self.count_tokens(messages))
         while True:
             if budget.remaining() < MIN_REQUEST_S or not budget.take_call():
-                self.usage.add(
-                    stage,
-                    actor,
-                    UsageStats(calls=attempts, retries=max(0, attempts - 1), latency_s=latency, failures=1),
-                )
-                raise LLMError(
-                    stage, "budget", f"no time or request left ({budget.describe()} per stage)", attempts
+                detail = f"no time or request left ({budget.describe()} per stage)"
+                spent = failed_sent * prompt_tokens.get() if failed_sent else 0
+                raise self._unanswered(
+                    stage, actor, ("budget", detail), attempts, latency, spent, final=final
                 )
             attempts += 1
             deadline = min(self.config.timeout, budget.remaining())
             started = time.monotonic()
             try:
-                response = _call_with_deadline(litellm, {**kwargs, "timeout": deadline}, deadline)
+                response = self._send(litellm, {**kwargs, "timeout": deadline}, deadline)
             # litellm maps provider errors onto openai's exception types, but whatever else a
             # provider integration raises must still end as a typed, counted LLMError.
             except Exception as exc:
                 latency += time.monotonic() - started
+                failed_sent += 1
                 reason, transient, detail = classify(exc)
+                # A server refusing the response_format (llama-cpp-python: a 500) refuses it again.
+                transient = transient and not (response_format and _REFUSED_SCHEMA.search(detail))
                 delay = self.config.delay_before_retry(attempts)
                 # Out of budget for another attempt: the failure is this one's, not the budget's.
                 room = budget.remaining() - delay >= MIN_REQUEST_S and budget.calls_left() >= 1
@@ -281,15 +511,17 @@ class LLMGateway:
                     )
                     time.sleep(delay)
                     continue
-                self.usage.add(
-                    stage,
-                    actor,
-                    UsageStats(calls=attempts, retries=attempts - 1, latency_s=latency, failures=1),
-                )
-                raise LLMError(stage, reason, detail, attempts) from exc
+                spent = failed_sent * prompt_tokens.get()
+                raise self._unanswered(
+                    stage, actor, (reason, detail), attempts, latency, spent, final=final
+                ) from exc
             latency += time.monotonic() - started
             break
         answer = self._completion(litellm, response, latency, attempts)
+        if failed_sent:
+            answer = replace(answer, prompt_tokens=answer.prompt_tokens + failed_sent * prompt_tokens.get())
+        elif answer.prompt_tokens == 0:  # a provider that reports no usage: the prompt, counted
+            answer = replace(answer, prompt_tokens=prompt_tokens.get())
         self.usage.add(
             stage,
             actor,
@@ -304,18 +536,63 @@ class LLMGateway:
         )
         return answer
 
-    def _call_kwargs(self, settings: StageSettings, messages: Messages) -> dict[str, Any]:
+    def _unanswered(  # noqa: PLR0917 - the one place a request loop's failure is counted
+        self,
+        stage: Stage,
+        actor: str,
+        why: tuple[ErrorReason, str],
+        attempts: int,
+        latency: float,
+        prompt_tokens: int,
+        *,
+        final: bool,
+    ) -> LLMError:
+        """Requests that got no answer: counted (their prompts' tokens included), and the error."""
+        usage = UsageStats(
+            calls=attempts,
+            retries=max(0, attempts - 1),
+            latency_s=latency,
+            failures=int(final),
+            prompt_tokens=prompt_tokens,
+        )
+        self.usage.add(stage, actor, usage)
+        return LLMError(stage, why[0], why[1], attempts, prompt_tokens=prompt_tokens)
+
+    def _send(self, litellm: Any, kwargs: dict[str, Any], deadline: float) -> Any:
+        """One request, given up on at its deadline; on an OpenAI-compatible server its own
+        connection, shut when given up on so the server stops generating for nobody."""
+        connection = self._connection(deadline) if self._openai_compatible() else None
+        if connection is not None:
+            kwargs = {**kwargs, "client": connection.client}
+        return _call_with_deadline(litellm, kwargs, deadline, connection)
+
+    def _connection(self, timeout: float) -> Connection:
+        from actors.llm._connection import Connection  # httpx and openai: loaded with litellm
+
+        assert self.config.api_base is not None
+        # A local server takes any key; a hosted one refuses a missing key as it refuses a wrong one.
+        key = self.config.api_key or os.environ.get("OPENAI_API_KEY") or "no-key"
+        return Connection(base_url=self.config.api_base, api_key=key, timeout=timeout)
+
+    def _call_kwargs(
+        self,
+        settings: StageSettings,
+        messages: Messages,
+        max_tokens: int,
+        response_format: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         cfg = self.config
         kwargs: dict[str, Any] = {
             "model": cfg.model,
             "messages": messages,
             "temperature": settings.temperature,
+            "max_tokens": max_tokens,
             "timeout": cfg.timeout,
             "num_retries": 0,  # we retry, and count, ourselves
             "drop_params": True,  # a provider that rejects e.g. seed still answers
         }
-        if settings.max_tokens is not None:
-            kwargs["max_tokens"] = settings.max_tokens
+        if response_format is not None:
+            kwargs["response_format"] = response_format
         if cfg.api_base is not None:
             kwargs["api_base"] = cfg.api_base
         if cfg.api_key is not None:
@@ -347,9 +624,13 @@ class LLMGateway:
 
     # -- cache -------------------------------------------------------------------------------
 
-    def _key(self, settings: StageSettings, messages: Messages, schema: type[BaseModel] | None) -> str | None:
+    def _key(
+        self, stage: Stage, settings: StageSettings, messages: Messages, schema: type[BaseModel] | None
+    ) -> str | None:
         if self.cache is None:
             return None
+        # The request's settings as sent: the output cap in force (global, call's or stage's).
+        settings = StageSettings(settings.temperature, self.config.max_tokens_for(stage, settings))
         schema_id = None
         if schema is not None:
             schema_id = (f"{schema.__module__}.{schema.__qualname__}", schema.model_json_schema())
@@ -377,6 +658,10 @@ class LLMGateway:
         if entry is None or not isinstance(entry.get("text"), str) or not entry["text"].strip():
             return None
         if prose and looks_structured(entry["text"]):
+            return None
+        from world.scaffolding import has_scaffolding
+
+        if has_scaffolding(entry["text"]) is not None:  # cached before the gateway refused such text
             return None
         value = None
         if schema is not None:
@@ -432,10 +717,14 @@ def _parse(text: str, schema: type[T]) -> _Parsed[T]:
         return _Parsed(None, "invalid_schema", f"the JSON does not match the schema: {errors}")
 
 
-def _call_with_deadline(litellm: Any, kwargs: dict[str, Any], seconds: float) -> Any:
+def _call_with_deadline(
+    litellm: Any, kwargs: dict[str, Any], seconds: float, connection: Connection | None = None
+) -> Any:
     """``litellm.completion(**kwargs)``, given up on ``DEADLINE_GRACE`` after ``seconds`` (as a
-    TimeoutError, a transient failure): the call goes on in its daemon thread until the client's
-    own timeout ends it, but nobody waits for it."""
+    TimeoutError, a transient failure). With a ``connection`` (the request's own client), giving
+    up shuts its sockets: the server sees the client leave and stops generating, and the thread
+    ends at once. Without one (a hosted provider's client) the call goes on in its daemon thread
+    until the client's own timeout ends it, but nobody waits for it."""
     box: dict[str, Any] = {}
     done = threading.Event()
 
@@ -446,10 +735,64 @@ def _call_with_deadline(litellm: Any, kwargs: dict[str, Any], seconds: float) ->
             box["error"] = exc
         finally:
             done.set()
+            if connection is not None:
+                connection.close()
 
     threading.Thread(target=run, name="llm-request", daemon=True).start()
     if not done.wait(max(0.0, seconds) + DEADLINE_GRACE):
+        if connection is not None:
+            connection.abandon()
         raise TimeoutError(f"the model did not answer within its {seconds:.3g}s deadline")
     if "error" in box:
         raise box["error"]
     return box["response"]
+
+
+class _Lazy:
+    """A value computed on first use (counting a prompt's tokens costs a tokenizer pass)."""
+
+    def __init__(self, compute: Callable[[], int]) -> None:
+        self._compute = compute
+        self._value: int | None = None
+
+    def get(self) -> int:
+        if self._value is None:
+            self._value = self._compute()
+        return self._value
+
+
+def _spent(exc: LLMError, model: str) -> Completion:
+    """What a failed call cost, as a (textless) completion a follow-up call adds its own to."""
+    return Completion("", model, exc.prompt_tokens, exc.completion_tokens, 0.0, 0.0, False, exc.attempts)
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in an answer: the text itself, or each string field of a structured value."""
+    if isinstance(value, str):
+        return [value]
+    dump = getattr(value, "model_dump", None)
+    data = dump() if callable(dump) else value
+    out: list[str] = []
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+    return out
+
+
+def _model_window(litellm: Any, model: str) -> int | None:
+    """The model's input limit by litellm's model info; None for a model it does not know."""
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # noqa: BLE001 - litellm raises for models its map lacks
+        return None
+    for key in ("max_input_tokens", "max_tokens"):
+        value = info.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None

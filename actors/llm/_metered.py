@@ -46,11 +46,14 @@ class MeteredCalls:
         self._completions: list[Completion] = []
         self._fallbacks: list[str] = []
         self._failed_attempts = 0
-        """Requests behind calls that gave no usable answer (their tokens are not known here)."""
+        """Requests behind calls that gave no usable answer."""
+        self._failed_tokens = (0, 0)
+        """(prompt, completion) tokens of those calls, as their ``LLMError`` carries them."""
 
     def reset(self) -> None:
         """A new unit of work: its usage starts at zero and its budget in full."""
         self._completions, self._fallbacks, self._failed_attempts = [], [], 0
+        self._failed_tokens = (0, 0)
         self.budget = Budget(self.budget_s, self.budget_calls)
         self._unreachable = None
 
@@ -61,8 +64,8 @@ class MeteredCalls:
         return UsageSummary(
             model_calls=sum(c.attempts for c in done) + self._failed_attempts,
             cache_hits=sum(c.cached for c in done),
-            prompt_tokens=sum(c.prompt_tokens for c in done),
-            completion_tokens=sum(c.completion_tokens for c in done),
+            prompt_tokens=sum(c.prompt_tokens for c in done) + self._failed_tokens[0],
+            completion_tokens=sum(c.completion_tokens for c in done) + self._failed_tokens[1],
             cost_usd=sum(c.cost_usd for c in done),
             fallbacks=tuple(self._fallbacks),
         )
@@ -89,6 +92,8 @@ class MeteredCalls:
     def _fallback(self, stage: Stage, exc: LLMError) -> None:
         """The caller answers offline instead: counted on the gateway and on this unit, never silent."""
         self._failed_attempts += exc.attempts
+        prompt, completion = self._failed_tokens
+        self._failed_tokens = (prompt + exc.prompt_tokens, completion + exc.completion_tokens)
         if exc.reason in ("timeout", "connection", "credentials") and self._unreachable is None:
             self._unreachable = f"{exc.stage.value}: {exc.reason}"
         self.gateway.record_fallback(stage, self.actor, exc.reason, exc.detail)

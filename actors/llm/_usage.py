@@ -16,6 +16,7 @@ class UsageStats:
     cache_hits: int = 0
     """Gateway calls answered from the response cache (no request sent)."""
     prompt_tokens: int = 0
+    """Every request's, failed ones included (counted locally when the provider sent no usage)."""
     completion_tokens: int = 0
     cost_usd: float = 0.0
     """From litellm's cost map; 0 for a model it does not price (e.g. a local server)."""
@@ -27,6 +28,8 @@ class UsageStats:
     repairs: int = 0
     fallbacks: int = 0
     """Callers that gave up on the model and used an offline backend (``record_fallback``)."""
+    trimmed: int = 0
+    """Requests whose prompt was cut to fit the model's context window (``llm.trimmed`` events)."""
 
     def __add__(self, other: UsageStats) -> UsageStats:
         return UsageStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})

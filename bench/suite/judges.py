@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bench.suite.datasets import ImplicitQuery, ImplicitScene, read_v2, released_cells
+from world.scaffolding import has_scaffolding
 from world.text import prefix_stem as _stem
 from world.text import stems_match as _stems_match
 from world.text import words
@@ -69,6 +70,15 @@ class JudgeFailure:
 
 
 JudgeResult = JudgeScore | JudgeFailure
+
+
+def no_credit(answer: str) -> JudgeScore | None:
+    """0 on both dimensions for an answer carrying chat-template or prompt scaffolding (a model's
+    echo of its prompt once scored 1.0 for a place name it repeated); None for a real answer."""
+    marker = has_scaffolding(answer)
+    if marker is None:
+        return None
+    return JudgeScore(literal_score=0.0, implicit_score=0.0, rationale=f"scaffolding: {marker}")
 
 
 @dataclass
@@ -611,6 +621,8 @@ class ImplicitIntentJudge:
     def judge(self, query: ImplicitQuery, scene: ImplicitScene, answer: str) -> JudgeResult:
         if not answer or not answer.strip():
             return JudgeFailure("empty_answer")
+        if (none := no_credit(answer)) is not None:
+            return none
         try:
             return self._judge(query, scene, answer)
         except Exception as exc:  # noqa: BLE001 - a crashing judge is a counted failure, never a score
@@ -930,6 +942,8 @@ class LLMImplicitJudge(_ModelJudge):
     name = "llm"
 
     def judge(self, query: ImplicitQuery, scene: ImplicitScene, answer: str) -> JudgeResult:
+        if answer.strip() and (none := no_credit(answer)) is not None:
+            return none
         return self._verdict(answer, judge_messages(query, scene, answer), JudgeScore)
 
 
@@ -1006,6 +1020,8 @@ class FactualClaimJudge:
     def judge(self, gold: Mapping[str, str], answer: str) -> FactualScore | JudgeFailure:
         if not answer or not answer.strip():
             return JudgeFailure("empty_answer")
+        if has_scaffolding(answer) is not None:  # no claim of a template echo counts
+            return factual_score((), 0.0)
         try:
             return self._judge(gold, answer)
         except Exception as exc:  # noqa: BLE001 - a crashing judge is a counted failure, never a score
@@ -1108,6 +1124,8 @@ class LLMFactualJudge(_ModelJudge):
         self, gold: Mapping[str, str], answer: str, known: tuple[str, ...] = (), question: str = ""
     ) -> FactualScore | JudgeFailure:
         """Matches ``factual.FactualJudgeFn``; ``known`` is unused (the model sees the gold facts)."""
+        if answer.strip() and has_scaffolding(answer) is not None:  # no claim of a template echo counts
+            return factual_score((), 0.0)
         v = self._verdict(answer, factual_judge_messages(question, gold, answer), FactualVerdict)
         if isinstance(v, JudgeFailure):
             return v

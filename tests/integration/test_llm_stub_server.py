@@ -44,7 +44,7 @@ def test_valid_json_is_parsed_and_stage_settings_reach_the_wire(stub: OpenAIStub
     assert gw.complete(Stage.IMPORTANCE, USER, actor="Lin Wei").text == "7"
     intent, importance = stub.requests
     assert stub.paths == ["/v1/chat/completions"] * 2
-    assert (intent["model"], intent["temperature"], intent.get("max_tokens")) == ("stub-model", 0.1, None)
+    assert (intent["model"], intent["temperature"], intent.get("max_tokens")) == ("stub-model", 0.1, 400)
     assert (importance["temperature"], importance["max_tokens"]) == (0.1, 50)
     assert intent["messages"] == USER
     total = gw.usage.total()

@@ -9,7 +9,10 @@ makes more calls than it expects fails loudly instead of hanging.
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +31,9 @@ class Reply:
     body: bytes | None = None
     """Sent as is instead of a chat completion (an error document, or b"" for an empty body)."""
     hold: float = 0.0
-    """Seconds to wait before replying; cut short when the stub stops, so shutdown is quick."""
+    """Seconds to wait before replying; cut short when the stub stops or the client leaves."""
+    trickle: float = 0.0
+    """Seconds between the body's bytes: a reply that streams slowly, evading a per-read timeout."""
 
 
 def ok(content: str) -> Reply:
@@ -55,6 +60,22 @@ def slow(content: str = "{}", hold: float = 10.0) -> Reply:
 def hang() -> Reply:
     """A request never answered (held until the stub stops): a model that always times out."""
     return Reply(content="{}", hold=3600.0)
+
+
+def trickled(content: str = "{}", every: float = 0.1) -> Reply:
+    """A reply whose body comes one byte every ``every`` seconds (a server generating slowly)."""
+    return Reply(content=content, trickle=every)
+
+
+CONTEXT_OVERFLOW = "the request exceeds the available context size, try increasing it"
+"""llama.cpp's server's 400 for a prompt longer than its context."""
+
+RESPONSE_FORMAT_REFUSED = "'response_format' of type 'json_schema' is not supported by this server"
+LLAMA_CPP_PYTHON_REFUSAL = (
+    "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+)
+"""What llama-cpp-python's server (the README's local model) answers a json_schema response_format."""
 
 
 def rate_limited() -> Reply:
@@ -99,8 +120,9 @@ class _Handler(BaseHTTPRequestHandler):
             request = {"unparsable": raw.decode(errors="replace")}
         stub = self.server.stub
         reply = stub._take(self.path, request)
-        if reply.hold:
-            stub._release.wait(reply.hold)
+        if reply.hold and not self._hold(reply.hold):
+            stub._disconnected()
+            return
         status, body = reply.status, reply.body
         if body is None:
             body = json.dumps(_chat_completion(request, reply.content or "", stub.request_count)).encode()
@@ -109,13 +131,39 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            if reply.trickle:
+                for i in range(len(body)):
+                    self.wfile.write(body[i : i + 1])
+                    self.wfile.flush()
+                    if stub._release.wait(reply.trickle):
+                        return
+            else:
+                self.wfile.write(body)
         except OSError:
-            pass  # the client gave up (timed out) before the held reply
+            stub._disconnected()  # the client left (gave up) while we were answering
+
+    def _hold(self, seconds: float) -> bool:
+        """Wait ``seconds`` (or until the stub stops) as a generating server does: watching the
+        connection, as llama.cpp does. False when the client closed it meanwhile."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self.server.stub._release.is_set():
+            readable, _, _ = select.select([self.connection], [], [], 0.02)
+            if readable:
+                try:
+                    if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                        return False
+                except OSError:
+                    return False
+        return True
+
+
+def _prompt_words(request: dict[str, Any]) -> int:
+    """The stub's token count: words (a stand-in tokenizer, like a local server's own)."""
+    return sum(len(str(m.get("content", "")).split()) for m in request.get("messages", []))
 
 
 def _chat_completion(request: dict[str, Any], content: str, n: int) -> dict[str, Any]:
-    prompt_words = sum(len(str(m.get("content", "")).split()) for m in request.get("messages", []))
+    prompt_words = _prompt_words(request)
     completion_words = len(content.split())
     return {
         "id": f"chatcmpl-stub-{n}",
@@ -136,9 +184,24 @@ def _chat_completion(request: dict[str, Any], content: str, n: int) -> dict[str,
 class OpenAIStub:
     """``with OpenAIStub() as stub: stub.script(ok("hi")); ... api_base=stub.url``."""
 
-    def __init__(self, responder: Callable[[dict[str, Any]], Reply] | None = None) -> None:
-        """``responder``: answers a request when no scripted reply is left (a long run's model)."""
+    def __init__(
+        self,
+        responder: Callable[[dict[str, Any]], Reply] | None = None,
+        *,
+        context_size: int | None = None,
+        refuse_response_format: bool | str = False,
+    ) -> None:
+        """``responder``: answers a request when no scripted reply is left (a long run's model).
+        ``context_size``: a request whose prompt words plus ``max_tokens`` exceed it gets
+        llama.cpp's 400 (``CONTEXT_OVERFLOW``); ``refuse_response_format``: a request with a
+        ``response_format`` gets a 400 saying so; ``"json_schema"``: only that form is refused, with
+        llama-cpp-python's 500 (``json_object`` with a ``schema`` is taken). Neither takes a
+        scripted reply."""
         self._responder = responder
+        self.context_size = context_size
+        self.refuse_response_format = refuse_response_format
+        self._disconnects: list[float] = []
+        self._disconnect = threading.Event()
         self._lock = threading.Lock()
         self._replies: deque[Reply] = deque()
         self._requests: list[dict[str, Any]] = []
@@ -187,11 +250,33 @@ class OpenAIStub:
             self._paths.append(path)
             if path.rstrip("/") != "/v1/chat/completions":
                 return http_error(404, f"no route {path}")
+            form = (request.get("response_format") or {}).get("type")
+            if self.refuse_response_format is True and form is not None:
+                return http_error(400, RESPONSE_FORMAT_REFUSED)
+            if self.refuse_response_format == form == "json_schema":
+                return http_error(500, LLAMA_CPP_PYTHON_REFUSAL)
+            if self.context_size is not None:
+                words = _prompt_words(request) + int(request.get("max_tokens") or 0)
+                if words > self.context_size:
+                    return http_error(400, CONTEXT_OVERFLOW)
             if self._replies:
                 return self._replies.popleft()
         if self._responder is not None:
             return self._responder(request)
         return http_error(400, "unscripted request")
+
+    def _disconnected(self) -> None:
+        with self._lock:
+            self._disconnects.append(time.monotonic())
+        self._disconnect.set()
+
+    def wait_disconnect(self, timeout: float) -> float | None:
+        """``time.monotonic()`` when a client first closed its connection before its answer was
+        complete (a request given up on), waiting up to ``timeout`` seconds; None if none did."""
+        if not self._disconnect.wait(timeout):
+            return None
+        with self._lock:
+            return self._disconnects[0]
 
     def start(self) -> OpenAIStub:
         self._thread.start()

@@ -36,6 +36,7 @@ from world.episodes.judging import (
     Verdict,
     padded,
 )
+from world.scaffolding import has_scaffolding
 
 __all__ = [
     "DeterministicIntentJudge",
@@ -153,6 +154,15 @@ def _settle(
     return settled, failures
 
 
+def _no_credit(reply: str, count: int) -> list[Verdict] | None:
+    """A reply carrying chat-template or prompt scaffolding meets and asks about nothing, whatever
+    words it echoes: NO for every item, with the marker as the reason. None for a real reply."""
+    marker = has_scaffolding(reply)
+    if marker is None:
+        return None
+    return [Verdict(yes=False, reason=f"scaffolding: {marker}")] * count
+
+
 def _judge_error(
     tracker: SessionTracker,
     completed: Sequence[IntentResult],
@@ -200,7 +210,9 @@ def assess_reply(
     failures = 0
     if pending:
         contents = [r.content for r in pending]
-        verdicts = padded(judge.completion(reply, files, contents), len(pending), "completion judge")
+        verdicts = _no_credit(reply, len(pending)) or padded(
+            judge.completion(reply, files, contents), len(pending), "completion judge"
+        )
         completed, failures = _settle(tracker, pending, verdicts, "completed", turn=turn, kind=kind)
     if failures:
         return _judge_error(tracker, completed, (), failures)
@@ -209,7 +221,9 @@ def assess_reply(
     inferred: list[IntentResult] = []
     if pending:
         contents = [r.content for r in pending]
-        verdicts = padded(judge.clarification(reply, contents), len(pending), "clarification judge")
+        verdicts = _no_credit(reply, len(pending)) or padded(
+            judge.clarification(reply, contents), len(pending), "clarification judge"
+        )
         inferred, more = _settle(tracker, pending, verdicts, "inferred", turn=turn, kind=kind)
         if more:
             return _judge_error(tracker, completed, inferred, more)

@@ -1,0 +1,73 @@
+"""Chat-template and prompt scaffolding in a model's answer: the one detector.
+
+A small model that loses track of its prompt format echoes the template's control tokens
+(``[INST]``, ``<|im_start|>``, ``<start_of_turn>``...), role headers ("### Assistant:") or its
+system prompt back as its "answer". Such text is never an answer: the LLM gateway refuses it
+(``LLMError("scaffolding")``) and the judges (bench.suite, world.episodes) give it no credit, all
+through ``has_scaffolding``. It lives here, at the bottom of the import order, so the pure judges
+can use it; it imports nothing but ``re``. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SPECIAL_TOKENS: tuple[str, ...] = (
+    # Llama 2 / Mistral
+    r"\[/?INST\]",
+    r"<</?SYS>>",
+    r"\[/?(?:SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS)\]",
+    r"</s>|<s>\s*\[",
+    # ChatML (Qwen, many fine-tunes) and every other ``<|name|>`` special token: Llama 3's
+    # <|eot_id|> and <|start_header_id|>, Phi's <|end|> and <|assistant|>, GPT's <|endoftext|>.
+    r"<\|[A-Za-z_][A-Za-z0-9_]*\|>",
+    # DeepSeek's tokens between full-width bars (U+FF5C): begin-of-sentence, User, Assistant
+    "<\uff5c[^\uff5c>\n]{1,40}\uff5c>",
+    # Gemma
+    r"</?(?:start_of_turn|end_of_turn|bos|eos)>",
+    # XML-style turn wrappers some prompts (ours included) and templates use
+    r"</?(?:system|user|assistant|human)(?:_message|_prompt|_turn)?>",
+)
+
+_HASH_HEADER = re.compile(
+    # Alpaca / Vicuna-style headers opening a line: "### Assistant:", "## Response", "### Instruction:"
+    r"^[ \t]*#{1,4}[ \t]*(?:system|user|assistant|human|instruction|response)[ \t]*(?::|$)",
+    re.MULTILINE | re.IGNORECASE,
+)
+_ROLE_LINE = re.compile(
+    # Legacy completion formats open a line with the role: "USER:", "ASSISTANT:", "Human:",
+    # "Assistant:". Case-sensitive, so prose ("the user: ...", "User: ..." quoted) does not count.
+    r"^[ \t]*(?:USER|ASSISTANT|SYSTEM|Human|Assistant)[ \t]*:",
+    re.MULTILINE,
+)
+
+_TOKENS = tuple(re.compile(pattern) for pattern in _SPECIAL_TOKENS)
+
+ECHO_WORDS = 12
+"""The opening words of the system prompt that, found verbatim in an answer, make it an echo. Only
+the opening: a model regurgitating its prompt starts from the top, while an answer may rightly
+quote a fact or a file from further down."""
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def has_scaffolding(text: str, system_prompt: str | None = None) -> str | None:
+    """The first scaffolding ``text`` carries, as found (``"[INST]"``, ``"<|im_start|>"``,
+    ``"### Assistant:"``) or ``"echoed system prompt"``; None for an answer without any.
+    ``system_prompt``: the prompt's system message, when known, so an echo of it is caught too."""
+    for pattern in (*_TOKENS, _HASH_HEADER, _ROLE_LINE):
+        found = pattern.search(text)
+        if found is not None:
+            return found.group(0).strip()
+    if system_prompt and _echoes(text, system_prompt):
+        return "echoed system prompt"
+    return None
+
+
+def _echoes(text: str, prompt: str) -> bool:
+    opening = _WORD.findall(prompt.lower())[:ECHO_WORDS]
+    if len(opening) < ECHO_WORDS // 2:  # a prompt of a few words may well be said back in an answer
+        return False
+    words = _WORD.findall(text.lower())
+    n = len(opening)
+    return any(words[i : i + n] == opening for i in range(len(words) - n + 1))
