@@ -559,11 +559,18 @@ class LLMGateway:
         return LLMError(stage, why[0], why[1], attempts, prompt_tokens=prompt_tokens)
 
     def _send(self, litellm: Any, kwargs: dict[str, Any], deadline: float) -> Any:
-        """One request, given up on at its deadline; on an OpenAI-compatible server its own
-        connection, shut when given up on so the server stops generating for nobody."""
+        """One request, given up on at its deadline. On an OpenAI-compatible server: its own
+        connection, shut when given up on, and the answer streamed, so the server stops
+        generating for nobody (llama.cpp's server stops when the client leaves; llama-cpp-python's
+        only notices between the chunks of a streamed answer)."""
         connection = self._connection(deadline) if self._openai_compatible() else None
         if connection is not None:
-            kwargs = {**kwargs, "client": connection.client}
+            kwargs = {
+                **kwargs,
+                "client": connection.client,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+            }
         return _call_with_deadline(litellm, kwargs, deadline, connection)
 
     def _connection(self, timeout: float) -> Connection:
@@ -730,7 +737,10 @@ def _call_with_deadline(
 
     def run() -> None:
         try:
-            box["response"] = litellm.completion(**kwargs)
+            response = litellm.completion(**kwargs)
+            if kwargs.get("stream"):
+                response = _assembled(litellm, response, kwargs["messages"])
+            box["response"] = response
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread as is
             box["error"] = exc
         finally:
@@ -746,6 +756,16 @@ def _call_with_deadline(
     if "error" in box:
         raise box["error"]
     return box["response"]
+
+
+def _assembled(litellm: Any, stream: Any, messages: Messages) -> Any:
+    """A streamed answer as one response (its usage from the stream's last chunk, else counted)."""
+    chunks = list(stream)
+    # Nothing sent at all (litellm makes up a closing chunk even for an empty body): as an empty
+    # body without streaming, a transient failure, retried.
+    if not any(getattr(c, "usage", None) or any(ch.delta.content for ch in c.choices) for c in chunks):
+        raise ConnectionError("the server ended the stream without an answer")
+    return litellm.stream_chunk_builder(chunks, messages=messages)
 
 
 class _Lazy:

@@ -124,6 +124,9 @@ class _Handler(BaseHTTPRequestHandler):
             stub._disconnected()
             return
         status, body = reply.status, reply.body
+        if body is None and request.get("stream"):
+            self._stream(request, reply)
+            return
         if body is None:
             body = json.dumps(_chat_completion(request, reply.content or "", stub.request_count)).encode()
         try:
@@ -141,6 +144,41 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(body)
         except OSError:
             stub._disconnected()  # the client left (gave up) while we were answering
+
+    def _stream(self, request: dict[str, Any], reply: Reply) -> None:
+        """The answer as server-sent events (``stream: true``): the content in one chunk, or one
+        character a chunk ``trickle`` seconds apart, then the usage and ``[DONE]``."""
+        stub = self.server.stub
+        whole = _chat_completion(request, reply.content or "", stub.request_count)
+        base = {k: whole[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+        content = reply.content or ""
+        pieces = list(content) if reply.trickle else [content]
+        events = [
+            base
+            | {
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}
+                ]
+            }
+            for piece in pieces
+        ]
+        events.append(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        events.append(base | {"choices": [], "usage": whole["usage"]})
+        self.close_connection = True  # the stream's end is the connection's
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for event in events:
+                self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+                self.wfile.flush()
+                if reply.trickle and stub._release.wait(reply.trickle):
+                    return
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except OSError:
+            stub._disconnected()
 
     def _hold(self, seconds: float) -> bool:
         """Wait ``seconds`` (or until the stub stops) as a generating server does: watching the
