@@ -61,6 +61,7 @@ def test_every_stage_sends_an_output_cap_and_the_global_one_overrides_them(stub:
     gw = gateway(stub)
     for stage in Stage:
         gw.complete(stage, USER)
+    assert all(r["stream"] for r in stub.requests)  # streamed: a server stops when the client leaves
     caps = [r["max_tokens"] for r in stub.requests]
     assert all(isinstance(c, int) and c > 0 for c in caps), caps
     assert caps[list(Stage).index(Stage.IMPORTANCE)] == 50  # the paper's (Appendix A6)
