@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -96,6 +96,18 @@ class Settings(BaseSettings):
         description="seconds all model calls of one unit of work (a turn, a question) may take; unset: "
         "four times the request timeout",
     )
+    model_max_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="output tokens of every model answer (--max-tokens), replacing each stage's own cap; "
+        "unset: each stage's cap (the paper's where it gives one)",
+    )
+    model_context_window: int | None = Field(
+        default=None,
+        gt=0,
+        description="tokens the model reads and writes in all (--context-window): prompts are trimmed to "
+        "fit; unset: litellm's model info (set it for a local model: its server's context size)",
+    )
     log_level: LogLevel = Field(default="WARNING", description="the CLI's log level (--log-level)")
     log_format: LogFormat | None = Field(
         default=None,
@@ -118,6 +130,23 @@ class Settings(BaseSettings):
 def env_name(field: str) -> str:
     """The environment variable of a ``Settings`` field."""
     return ENV_PREFIX + field.upper()
+
+
+MODEL_FIELDS = (
+    "model_timeout",
+    "model_stage_budget",
+    "model_unit_budget",
+    "model_max_tokens",
+    "model_context_window",
+)
+"""What a process that calls a model reads: its deadlines and limits."""
+
+
+def settings_environment(settings: Settings, fields: Sequence[str]) -> dict[str, str]:
+    """The variables that give a child process ``settings``' values of ``fields`` (unset ones
+    left out): a command's options reach the processes it starts."""
+    values = settings.model_dump(include=set(fields))
+    return {env_name(name): str(value) for name, value in values.items() if value is not None}
 
 
 def load_settings() -> Settings:

@@ -77,6 +77,24 @@ class FromSettings:
         return "$" + SETTINGS_PREFIX + self.field.upper()
 
 
+_GIVEN_SETTINGS = "_given_settings"
+
+
+class _StoreSetting(argparse._StoreAction):
+    """Stores the option's value, and notes it as the setting ``field``'s value for the command."""
+
+    def __init__(self, *args: Any, field: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.field = field
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        super().__call__(parser, namespace, values, option)
+        given = namespace.__dict__.setdefault(_GIVEN_SETTINGS, {})
+        given[self.field] = values
+
+
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose help ends with the ``AURATOWN_*`` variables its options default
     to (the top-level parser, ``settings_fields=None``: every variable), with their defaults.
@@ -88,9 +106,12 @@ class Parser(argparse.ArgumentParser):
         self.settings_fields: list[str] | None = None if settings_fields is None else list(settings_fields)
 
     def add_setting(self, *flags: str, field: str, **kwargs: Any) -> argparse.Action:
-        """An option whose default is the ``Settings`` field ``field``."""
+        """An option whose default is the ``Settings`` field ``field``; given, it is that setting
+        for the command (``apply_settings`` puts it in ``args.settings``)."""
         self.uses_settings(field)
-        return self.add_argument(*flags, default=FromSettings(field), **kwargs)
+        return self.add_argument(
+            *flags, default=FromSettings(field), action=_StoreSetting, field=field, **kwargs
+        )
 
     def uses_settings(self, *fields: str) -> None:
         """List these settings in the command's help too: what it builds reads them (no option)."""
@@ -108,12 +129,25 @@ class Parser(argparse.ArgumentParser):
 
 DEAD_LETTER_SETTINGS = ("dlq_max_len", "dlq_max_age", "dlq_max_bytes")
 """What a command that hosts actors reads: how its dead letters are kept."""
-MODEL_SETTINGS = ("model_timeout", "model_stage_budget", "model_unit_budget")
-"""What a command that may call a model reads: its deadlines."""
+MODEL_SETTINGS = (
+    "model_timeout",
+    "model_stage_budget",
+    "model_unit_budget",
+    "model_max_tokens",
+    "model_context_window",
+)
+"""What a command that may call a model reads: its deadlines and limits (``actors.settings.MODEL_FIELDS``,
+spelled out so that this module imports no pydantic; a test keeps them equal)."""
 
 
 def apply_settings(args: argparse.Namespace, settings: Settings) -> argparse.Namespace:
-    """Replace every ``FromSettings`` default left in ``args`` by the settings' value."""
+    """Replace every ``FromSettings`` default left in ``args`` by the settings' value, and keep as
+    ``args.settings`` the settings with the options given on the command line in them: what a
+    command builds from its settings (gateways, dead-letter policies) obeys its options too."""
+    given: dict[str, Any] = vars(args).pop(_GIVEN_SETTINGS, {})
+    if given:
+        settings = settings.model_copy(update=given)
+    args.settings = settings
     for name, value in vars(args).items():
         if isinstance(value, FromSettings):
             setattr(args, name, getattr(settings, value.field))
@@ -209,15 +243,54 @@ def add_explore_steps_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_model_options(
-    parser: argparse.ArgumentParser,
+    parser: Parser,
     *,
     model_help: str = "a litellm model (default: offline)",
     cache_help: str = "cache model answers here",
+    timeout_default: float | None = None,
 ) -> None:
-    """``--model``, ``--api-base`` and ``--cache-dir``: which litellm model, where, and its cache."""
+    """``--model``, ``--api-base`` and ``--cache-dir``: which litellm model, where, and its cache;
+    ``--max-tokens``, ``--llm-timeout`` and ``--context-window``: the limits every call to it keeps
+    (settings: ``fold_options`` puts them in ``args.settings``, which the gateways read).
+    ``timeout_default``: a command's own request deadline instead of the settings' one."""
     parser.add_argument("--model", default=None, help=model_help)
     parser.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL")
     parser.add_argument("--cache-dir", type=Path, default=None, help=cache_help)
+    parser.add_setting(
+        "--max-tokens",
+        field="model_max_tokens",
+        type=positive_int,
+        metavar="N",
+        help="output tokens of every model answer, replacing each stage's own cap (default: "
+        "%(default)s, else each stage's: the paper's where it gives one)",
+    )
+    timeout_help = "seconds one model request may take; an abandoned request is cancelled on the server"
+    if timeout_default is None:
+        parser.add_setting(
+            "--llm-timeout",
+            field="model_timeout",
+            type=positive_seconds,
+            metavar="SECONDS",
+            help=timeout_help + " (default: %(default)s)",
+        )
+    else:
+        parser.add_argument(
+            "--llm-timeout",
+            "--model-timeout",
+            dest="llm_timeout",
+            type=positive_seconds,
+            default=timeout_default,
+            metavar="SECONDS",
+            help=timeout_help + " (default: %(default)s)",
+        )
+    parser.add_setting(
+        "--context-window",
+        field="model_context_window",
+        type=positive_int,
+        metavar="TOKENS",
+        help="tokens the model reads and writes in all; prompts are trimmed to fit, recorded (default: "
+        "%(default)s, else litellm's model info: give it for a local model, its server's context size)",
+    )
 
 
 class Choices(Sequence[str]):

@@ -64,8 +64,9 @@ def _ask_embedded(args: argparse.Namespace) -> AnswerData:
         args.model,
         api_base=args.api_base,
         cache_dir=args.cache_dir,
-        timeout=args.model_timeout,
+        timeout=args.llm_timeout,
         budget=args.model_budget,
+        settings=args.settings,
     )(None)
     return answer_query(
         args.query, profile.name, args.condition, view, probes, backend, explore_max_steps=args.max_steps

@@ -82,12 +82,6 @@ def _episodes_options(p: arguments.Parser) -> None:
         "--max-turns", type=arguments.positive_int, default=None, help="override every task's turn limit"
     )
     p.add_argument(
-        "--max-tokens",
-        type=arguments.positive_int,
-        default=None,
-        help="cap every model answer (small local models)",
-    )
-    p.add_argument(
         "--session-timeout",
         type=arguments.positive_seconds,
         default=900.0,

@@ -152,7 +152,6 @@ def parse_args(argv: Sequence[str] | None = None, settings: Settings | None = No
         from actors.settings import load_settings
 
         settings = load_settings()
-    args.settings = settings
     return arguments.apply_settings(args, settings)
 
 
@@ -179,6 +178,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     from actors.logging import configure_logging
 
     configure_logging(args.log_format, args.log_level, settings=args.settings)
+    return _exiting(_run(args))
+
+
+REQUESTS_GRACE_S = 3.0
+"""Seconds an exiting command waits for the model requests it gave up on to end."""
+
+
+def _exiting(status: int) -> int:
+    """``status``, once the model requests given up on have ended; if some have not (a hosted
+    provider's call, which only its own timeout ends), the process exits at once instead of
+    shutting the interpreter down under them (a request thread frozen inside an import leaves
+    litellm's finalizers waiting forever)."""
+    gateway = sys.modules.get("actors.llm._gateway")
+    if gateway is not None and gateway.finish_requests(REQUESTS_GRACE_S):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status
+
+
+def _run(args: argparse.Namespace) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)

@@ -53,12 +53,6 @@ def _mind_options(p: arguments.Parser, *, model_help: str, cache_help: str) -> N
         "answer, counted (default: %(default)s)",
     )
     arguments.add_model_options(p, model_help=model_help, cache_help=cache_help)
-    p.add_argument(
-        "--max-tokens",
-        type=arguments.positive_int,
-        default=None,
-        help="cap every model answer: a small local model may otherwise write until its context is full",
-    )
 
 
 def _run_options(p: arguments.Parser) -> None:
@@ -243,14 +237,8 @@ def _ask_options(p: arguments.Parser) -> None:
     )
     p.add_argument("--registry", choices=("agent_state", "environment"), default="agent_state")
     arguments.add_explore_steps_option(p)
-    arguments.add_model_options(p)
+    arguments.add_model_options(p, timeout_default=10.0)
     p.uses_settings(*arguments.MODEL_SETTINGS, "intent_reader")
-    p.add_argument(
-        "--model-timeout",
-        type=arguments.positive_seconds,
-        default=10.0,
-        help="embedded: seconds per model request (default 10)",
-    )
     p.add_argument(
         "--model-budget",
         type=arguments.positive_seconds,

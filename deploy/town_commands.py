@@ -199,7 +199,6 @@ def daemon(args: argparse.Namespace) -> int:
             env_gateways = GatewayPool(
                 api_base=args.api_base,
                 cache_dir=args.cache_dir,
-                max_tokens=args.max_tokens,
                 settings=args.settings,
             )
             backends = make_backend_factory(args.model, pool=env_gateways)

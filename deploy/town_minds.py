@@ -44,10 +44,8 @@ def model_minds(args: argparse.Namespace, bus: Bus, cache_dir: Path | None = Non
     from actors.town import llm_mind_factory
 
     cache = DiskCache(cache_dir) if cache_dir is not None else TransportCache(bus.transport, bus.namespace)
-    # The pool's gateway: the settings' request deadline (AURATOWN_MODEL_TIMEOUT) and --max-tokens.
-    pool = GatewayPool(
-        api_base=args.api_base, cache=cache, max_tokens=args.max_tokens, settings=args.settings
-    )
+    # The pool's gateway: the settings' deadlines and limits (--llm-timeout, --max-tokens, ...).
+    pool = GatewayPool(api_base=args.api_base, cache=cache, settings=args.settings)
     gateway = pool.get(args.model)
     # Imported now (seconds): not out of the first tick's decision time.
     load_litellm()

@@ -159,7 +159,9 @@ class Worker:
 
         out: dict[str, tuple[str, Callable[[], Actor]]] = {}
         if "env" in self.roles:
-            backends = make_backend_factory(model, api_base=api_base, cache_dir=cache_dir)
+            backends = make_backend_factory(
+                model, api_base=api_base, cache_dir=cache_dir, settings=self.settings
+            )
             out["env"] = (ENV, lambda: EnvActor(backends))
         if "registry" in self.roles:
             out["registry"] = (REGISTRY, RegistryActor)

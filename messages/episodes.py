@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
 from messages._base import Message
 from messages._registry import message
@@ -450,7 +450,11 @@ class UnitSettings(_Frozen):
     max_turns: int | None = None
     """Overrides every task's turn limit (at least 1)."""
     max_tokens: int | None = None
-    """Caps every model answer."""
+    """Output tokens of every model answer (``--max-tokens``); None: each stage's cap."""
+    llm_timeout: PositiveFloat | None = None
+    """Seconds one model request may take (``--llm-timeout``); None: the worker's settings."""
+    context_window: PositiveInt | None = None
+    """Tokens the model reads and writes in all (``--context-window``); None: litellm's model info."""
     apps: Literal["builtin", "appworld"] = "builtin"
     """The app backend the unit runs on (AppWorld's: installed on the worker)."""
     shared_world: bool = False

@@ -14,7 +14,7 @@ from actors.llm._budget import Budget
 from actors.llm._cache import DiskCache, ResponseCache, TransportCache, cache_key
 from actors.llm._config import GatewayConfig
 from actors.llm._errors import ErrorReason, LLMError
-from actors.llm._gateway import Completion, LLMGateway, Structured, load_litellm
+from actors.llm._gateway import Completion, LLMGateway, Structured, finish_requests, load_litellm
 from actors.llm._json import extract_json, schema_prompt
 from actors.llm._metered import MeteredCalls
 from actors.llm._pool import GatewayPool
@@ -42,6 +42,7 @@ __all__ = [
     "UsageStats",
     "cache_key",
     "extract_json",
+    "finish_requests",
     "load_litellm",
     "schema_prompt",
 ]

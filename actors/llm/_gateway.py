@@ -13,6 +13,7 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -43,6 +44,9 @@ T = TypeVar("T", bound="BaseModel")
 Messages = list[dict[str, str]]
 
 log = structlog.get_logger("auratown.llm")
+
+_REQUEST_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+"""Every request thread still alive (``finish_requests``)."""
 
 DEADLINE_GRACE = 0.5
 """Seconds past a request's deadline before the gateway stops waiting for the provider's client
@@ -748,7 +752,9 @@ def _call_with_deadline(
             if connection is not None:
                 connection.close()
 
-    threading.Thread(target=run, name="llm-request", daemon=True).start()
+    thread = threading.Thread(target=run, name="llm-request", daemon=True)
+    _REQUEST_THREADS.add(thread)
+    thread.start()
     if not done.wait(max(0.0, seconds) + DEADLINE_GRACE):
         if connection is not None:
             connection.abandon()
@@ -756,6 +762,17 @@ def _call_with_deadline(
     if "error" in box:
         raise box["error"]
     return box["response"]
+
+
+def finish_requests(timeout: float) -> int:
+    """Wait up to ``timeout`` seconds for the requests given up on to end; how many are still
+    running. A process about to exit calls it: a request thread ending while the interpreter shuts
+    down (in an import, after its connection was shut) can leave a module lock held, and litellm's
+    finalizers then wait on it forever."""
+    deadline = time.monotonic() + timeout
+    for thread in list(_REQUEST_THREADS):
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return sum(1 for t in list(_REQUEST_THREADS) if t.is_alive())
 
 
 def _assembled(litellm: Any, stream: Any, messages: Messages) -> Any:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from actors.llm._cache import DiskCache, ResponseCache
 from actors.llm._config import GatewayConfig
 from actors.llm._gateway import LLMGateway
-from actors.llm._stages import STAGE_SETTINGS, StageSettings
 
 if TYPE_CHECKING:
     from actors.settings import Settings
@@ -19,8 +18,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class GatewayPool:
-    """The deadlines not given come from ``settings`` (None: read at construction), so every
-    process of a run (workers too) uses the same ``AURATOWN_MODEL_*`` ones."""
+    """The deadlines and limits not given come from ``settings`` (None: read at construction), so
+    every process of a run (workers too) uses the same ``AURATOWN_MODEL_*`` ones."""
 
     api_base: str | None = None
     api_key: str | None = None
@@ -35,20 +34,25 @@ class GatewayPool:
     cache: ResponseCache | None = None
     cache_dir: Path | None = None
     max_tokens: int | None = None
-    """A cap on every stage's answer (a small local model that rambles past the timeout)."""
+    """Output tokens of every stage's answer, replacing each stage's own cap (``--max-tokens``);
+    None: the settings' ``model_max_tokens``, else each stage's cap."""
+    context_window: int | None = None
+    """Tokens the model reads and writes in all (``--context-window``); None: the settings'
+    ``model_context_window``, else litellm's model info."""
     settings: Settings | None = field(default=None, repr=False, compare=False)
     _gateways: dict[str, LLMGateway] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        if self.timeout is None or self.stage_budget is None or self.unit_budget is None:
-            if self.settings is None:
-                from actors.settings import load_settings
+        if self.settings is None:
+            from actors.settings import load_settings
 
-                self.settings = load_settings()
-            self.timeout = self.timeout or self.settings.model_timeout
-            self.stage_budget = self.stage_budget or self.settings.model_stage_budget
-            self.unit_budget = self.unit_budget or self.settings.model_unit_budget
+            self.settings = load_settings()
+        self.timeout = self.timeout or self.settings.model_timeout
+        self.stage_budget = self.stage_budget or self.settings.model_stage_budget
+        self.unit_budget = self.unit_budget or self.settings.model_unit_budget
+        self.max_tokens = self.max_tokens or self.settings.model_max_tokens
+        self.context_window = self.context_window or self.settings.model_context_window
 
     @property
     def gateways(self) -> dict[str, LLMGateway]:
@@ -64,20 +68,13 @@ class GatewayPool:
                 store = self.cache
                 if store is None and self.cache_dir is not None:
                     store = self.cache = DiskCache(self.cache_dir)
-                overrides = {}
-                if self.max_tokens is not None:
-                    overrides = {
-                        stage: StageSettings(
-                            s.temperature, min(s.max_tokens or self.max_tokens, self.max_tokens)
-                        )
-                        for stage, s in STAGE_SETTINGS.items()
-                    }
                 config = GatewayConfig(
                     model=model,
                     api_base=self.api_base,
                     api_key=self.api_key,
                     timeout=self.timeout,
-                    stage_overrides=overrides,
+                    max_tokens=self.max_tokens,
+                    context_window=self.context_window,
                     stage_budget=self.stage_budget,
                     unit_budget=self.unit_budget,
                 )

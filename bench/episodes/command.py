@@ -171,13 +171,12 @@ def run_units_here(
 ) -> None:
     from actors.bus import Bus, MemoryTransport
     from actors.bus._redis import RedisTransport
-    from actors.episodes import GatewayPool
-    from bench.episodes.runner import EpisodeHost, EpisodeRunError, UnitRunner
+    from bench.episodes.runner import EpisodeHost, EpisodeRunError, UnitRunner, gateway_pool
 
     transport: Transport = RedisTransport(bus_url) if bus_url else MemoryTransport()
     bus = Bus(transport, namespace)
     settings = settings_from(args)
-    gateways = GatewayPool(api_base=args.api_base, cache_dir=args.cache_dir, max_tokens=args.max_tokens)
+    gateways = gateway_pool(settings, cache_dir=args.cache_dir)
     try:
         host = EpisodeHost(bus, settings, gateways=gateways)
     except EpisodeRunError as exc:  # e.g. --apps appworld without AppWorld installed

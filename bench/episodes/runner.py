@@ -97,7 +97,11 @@ class RunSettings:
     """Overrides every task's turn limit."""
     max_steps: int = 8
     max_tokens: int | None = None
-    """Caps every model answer (see ``GatewayPool.max_tokens``)."""
+    """Output tokens of every model answer (see ``GatewayPool.max_tokens``)."""
+    llm_timeout: float | None = None
+    """Seconds one model request may take (None: the settings')."""
+    context_window: int | None = None
+    """Tokens the model reads and writes in all (None: the settings', else litellm's model info)."""
     abort_timeout: float = 10.0
     """Seconds (at most ``session_timeout``) the user has to end a timed-out session after the
     abort; then the runner records the session as failed itself (the user may be blocked behind a
@@ -118,6 +122,17 @@ class RunSettings:
     """Where AppWorld is installed (None: ``actors.appworld.default_home()``)."""
     max_reruns: int = 2
     """Times a session is run again after the app backend died during it."""
+
+
+def gateway_pool(settings: RunSettings, *, cache_dir: Path | None = None) -> GatewayPool:
+    """The gateways of a run's units: its model server and limits."""
+    return GatewayPool(
+        api_base=settings.api_base,
+        cache_dir=cache_dir,
+        max_tokens=settings.max_tokens,
+        timeout=settings.llm_timeout,
+        context_window=settings.context_window,
+    )
 
 
 class SessionSink(Actor):
@@ -147,7 +162,7 @@ class EpisodeHost:
         dies in is taken over as fast as its other work)."""
         self.bus = bus
         self.settings = settings
-        self.gateways = gateways or GatewayPool(api_base=settings.api_base, max_tokens=settings.max_tokens)
+        self.gateways = gateways or gateway_pool(settings)
         self.sink_address = f"runner.{bus.process_id}"
         self._queues: dict[tuple[str, str], queue.Queue[SessionEnded]] = {}
         self._reflections: dict[tuple[str, str], queue.Queue[UsageSummary]] = {}

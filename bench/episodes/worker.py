@@ -28,7 +28,7 @@ from actors.bus import Bus, Transport
 from actors.runtime import HostConfig
 from bench.episodes.loader import LoadedEpisode, LoadedTask
 from bench.episodes.plan import Unit, parse_assistants
-from bench.episodes.runner import EpisodeHost, EpisodeRunError, RunSettings, UnitRunner
+from bench.episodes.runner import EpisodeHost, EpisodeRunError, RunSettings, UnitRunner, gateway_pool
 from bench.episodes.store import UnitProgress, UnitRecord, UnitStep
 from bench.rundir import UnitLine
 from messages.episodes import (
@@ -210,14 +210,10 @@ class UnitService:
         self.stopping = threading.Event()
 
     def _host(self, namespace: str, settings: RunSettings) -> EpisodeHost:
-        from actors.episodes import GatewayPool
-
         with self._lock:
             eh = self._hosts.get((namespace, settings))
             if eh is None:
-                gateways = GatewayPool(
-                    api_base=settings.api_base, cache_dir=self.cache_dir, max_tokens=settings.max_tokens
-                )
+                gateways = gateway_pool(settings, cache_dir=self.cache_dir)
                 bus = Bus(self.transport, namespace)
                 eh = EpisodeHost(bus, settings, gateways=gateways, config=self.config)
                 self._hosts[(namespace, settings)] = eh

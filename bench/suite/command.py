@@ -105,7 +105,11 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
     from actors.aura import make_backend_factory
 
     factory = make_backend_factory(
-        args.model, api_base=args.api_base, cache_dir=args.cache_dir, reader=reader
+        args.model,
+        api_base=args.api_base,
+        cache_dir=args.cache_dir,
+        reader=reader,
+        settings=getattr(args, "settings", None),
     )
 
     def backends() -> Backend:  # one backend per cell
@@ -127,6 +131,7 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
             model=args.model,
             api_base=args.api_base,
             cache_dir=args.cache_dir,
+            settings=getattr(args, "settings", None),
         )
         try:
             answer = bus_workers.start(registry_for(args.suite))
@@ -143,10 +148,12 @@ def run_aura(args: argparse.Namespace) -> tuple[Path, str]:
 
 def _judge_gateway(args: argparse.Namespace) -> LLMGateway:
     """The gateway of the LLM judge (``--judge-model``), sharing the answer cache directory if any."""
-    from actors.llm import DiskCache, GatewayConfig, LLMGateway
+    from actors.llm import GatewayPool
 
-    cache = DiskCache(args.cache_dir) if args.cache_dir else None
-    return LLMGateway(GatewayConfig(model=args.judge_model, api_base=args.api_base), cache=cache)
+    pool = GatewayPool(
+        api_base=args.api_base, cache_dir=args.cache_dir, settings=getattr(args, "settings", None)
+    )
+    return pool.get(args.judge_model)
 
 
 def _run(  # noqa: PLR0917 - the run's parts, decided by run_aura

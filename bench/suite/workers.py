@@ -16,12 +16,17 @@ import sys
 import time
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from actors.bus import AskTimeoutError, Bus
 from actors.bus._redis import RedisTransport
+from actors.settings import MODEL_FIELDS, settings_environment
 from bench.suite.cells import BusAnswerer
 from messages.probes import ListTools
 from world.probes import ProbeRegistry, agent_state_registry, environment_registry
+
+if TYPE_CHECKING:
+    from actors.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 120.0
@@ -43,6 +48,8 @@ class BusWorkers:
     model: str | None = None
     api_base: str | None = None
     cache_dir: Path | None = None
+    settings: Settings | None = None
+    """Its model deadlines and limits are the workers' (their environment's ``AURATOWN_MODEL_*``)."""
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list, init=False)
     bus: Bus | None = field(default=None, init=False)
 
@@ -59,10 +66,16 @@ class BusWorkers:
             cmd += ["--cache-dir", str(self.cache_dir)]
         return cmd
 
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if self.settings is not None:
+            env.update(settings_environment(self.settings, MODEL_FIELDS))
+        return env
+
     def start(self, registry: ProbeRegistry) -> BusAnswerer:
         for _ in range(self.count):
             self.processes.append(
-                subprocess.Popen(self.command(), cwd=ROOT, stdout=subprocess.DEVNULL, env={**os.environ})
+                subprocess.Popen(self.command(), cwd=ROOT, stdout=subprocess.DEVNULL, env=self.environment())
             )
         self.bus = Bus(RedisTransport(self.url), self.namespace)
         self._wait_ready()

@@ -413,10 +413,10 @@ def test_an_episode_gateway_pool_caps_every_stage_answer() -> None:
     from actors.episodes import GatewayPool
 
     config = GatewayPool(max_tokens=100).get("openai/local").config
-    assert config.settings_for(Stage.ANSWER).max_tokens == 100  # was the provider's default
-    assert config.settings_for(Stage.IMPORTANCE).max_tokens == 50  # a smaller cap stays
+    assert config.max_tokens_for(Stage.ANSWER) == 100  # was the provider's default
+    assert config.max_tokens_for(Stage.IMPORTANCE) == 100  # one meaning: every stage's cap
     assert config.settings_for(Stage.ANSWER).temperature == STAGE_SETTINGS[Stage.ANSWER].temperature
-    assert GatewayPool().get("openai/local").config.settings_for(Stage.ANSWER).max_tokens == 400
+    assert GatewayPool().get("openai/local").config.max_tokens_for(Stage.ANSWER) == 400
 
 
 # -- deadlines, budgets, prose (issue 13) ----------------------------------------------------

@@ -17,10 +17,18 @@ import pytest
 
 from actors.bus import Bus, DeadLetterPolicy
 from actors.bus._redis import RedisTransport
-from actors.llm import GatewayPool
+from actors.llm import GatewayPool, Stage
 from actors.roles import EchoActor
 from actors.runtime import Host
-from actors.settings import ENV_PREFIX, Settings, SettingsError, env_name, environment_help, load_settings
+from actors.settings import (
+    ENV_PREFIX,
+    MODEL_FIELDS,
+    Settings,
+    SettingsError,
+    env_name,
+    environment_help,
+    load_settings,
+)
 from deploy import arguments, cli
 from tests.conftest import auratown
 
@@ -39,6 +47,8 @@ PARSED: dict[str, tuple[str, Any]] = {
     "model_timeout": ("2.5", 2.5),
     "model_stage_budget": ("5", 5.0),
     "model_unit_budget": ("9", 9.0),
+    "model_max_tokens": ("128", 128),
+    "model_context_window": ("4096", 4096),
     "log_level": ("debug", "DEBUG"),
     "log_format": ("json", "json"),
 }
@@ -149,7 +159,8 @@ def test_options_default_to_the_settings_and_options_override_them() -> None:
     assert cli.parse_args(["worker"], settings).appworld_home == "/aw"
     assert cli.parse_args(["bench", "aura"], settings).reader == settings.intent_reader
     parsed = cli.parse_args(["--log-level", "error", "worker"], settings)
-    assert (parsed.log_level, parsed.log_format, parsed.settings) == ("ERROR", None, settings)
+    assert (parsed.log_level, parsed.log_format) == ("ERROR", None)
+    assert parsed.settings == settings.model_copy(update={"log_level": "ERROR"})  # given: the setting
     commands = (["daemon"], ["worker"], ["bench", "episodes"], ["appworld", "status"], ["mcp", *mcp_args])
     leftovers = [
         (argv, name)
@@ -169,6 +180,65 @@ def test_remote_workers_is_an_option_of_both_benchmarks() -> None:
 
 def test_the_parser_module_spells_the_prefix_as_the_settings_do() -> None:
     assert arguments.SETTINGS_PREFIX == ENV_PREFIX
+    assert arguments.MODEL_SETTINGS == MODEL_FIELDS
+
+
+# Every command that may call a model, as a user would start it.
+MODEL_COMMANDS = (
+    ["ask", "Where is Lin Wei?"],
+    ["bench", "aura"],
+    ["bench", "episodes"],
+    ["daemon"],
+    ["run"],
+    ["worker"],
+)
+
+
+@pytest.mark.parametrize("command", MODEL_COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_every_model_command_takes_the_limits_and_its_gateways_obey_them(
+    clean_env: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    given = ["--max-tokens", "64", "--llm-timeout", "7.5", "--context-window", "2048"]
+    args = cli.parse_args([*command, *given], Settings())
+    assert (args.max_tokens, args.llm_timeout, args.context_window) == (64, 7.5, 2048)
+    settings = args.settings
+    if command[0] != "ask":  # ask's deadline is its own (10 s), passed to its backend
+        assert settings.model_timeout == 7.5
+    assert (settings.model_max_tokens, settings.model_context_window) == (64, 2048)
+    config = GatewayPool(settings=settings).get("openai/local").config
+    assert (config.max_tokens, config.context_window) == (64, 2048)
+    assert config.max_tokens_for(Stage.IMPORTANCE) == 64  # every stage's cap, the paper's too
+
+
+def test_the_limits_default_to_their_variables_and_each_stage_keeps_its_cap(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    clean_env.setenv("AURATOWN_MODEL_CONTEXT_WINDOW", "4096")
+    args = cli.parse_args(["bench", "aura"])
+    assert (args.max_tokens, args.context_window, args.llm_timeout) == (None, 4096, 60.0)
+    config = GatewayPool(settings=args.settings).get("openai/local").config
+    assert config.context_window == 4096
+    assert config.max_tokens_for(Stage.IMPORTANCE) == 50  # the paper's cap
+    assert config.max_tokens_for(Stage.PROBE_PLANNING) == 200
+    assert cli.parse_args(["ask", "Where is Lin Wei?"]).llm_timeout == 10.0
+    assert cli.parse_args(["ask", "q", "--model-timeout", "3"]).llm_timeout == 3.0  # its older name
+
+
+def test_a_bad_limit_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in (["--max-tokens", "0"], ["--llm-timeout", "inf"], ["--context-window", "big"]):
+        with pytest.raises(SystemExit):
+            cli.parse_args(["run", *bad], Settings())
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.startswith("auratown run: error: argument ") and "expected" in err, err
+
+
+def test_bench_workers_started_by_a_run_get_its_limits(clean_env: pytest.MonkeyPatch) -> None:
+    from bench.suite.workers import BusWorkers
+
+    args = cli.parse_args(["bench", "aura", "--max-tokens", "32", "--llm-timeout", "4"])
+    env = BusWorkers("redis://x", "ns", 1, settings=args.settings).environment()
+    assert (env["AURATOWN_MODEL_MAX_TOKENS"], env["AURATOWN_MODEL_TIMEOUT"]) == ("32", "4.0")
+    assert "AURATOWN_MODEL_CONTEXT_WINDOW" not in env
 
 
 def test_ping_and_processes_honour_the_redis_url_variable(redis_url: str, namespace: str) -> None:
