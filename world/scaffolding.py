@@ -2,7 +2,8 @@
 
 A small model that loses track of its prompt format echoes the template's control tokens
 (``[INST]``, ``<|im_start|>``, ``<start_of_turn>``...), role headers ("### Assistant:") or its
-system prompt back as its "answer". Such text is never an answer: the LLM gateway refuses it
+prompt (the system message, or the templated request that opens the conversation) back as its
+"answer". Such text is never an answer: the LLM gateway refuses it
 (``LLMError("scaffolding")``) and the judges (bench.suite, world.episodes) give it no credit, all
 through ``has_scaffolding``. It lives here, at the bottom of the import order, so the pure judges
 can use it; it imports nothing but ``re``. Pure functions, no I/O.
@@ -11,6 +12,7 @@ can use it; it imports nothing but ``re``. Pure functions, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _SPECIAL_TOKENS: tuple[str, ...] = (
     # Llama 2 / Mistral
@@ -44,23 +46,25 @@ _ROLE_LINE = re.compile(
 _TOKENS = tuple(re.compile(pattern) for pattern in _SPECIAL_TOKENS)
 
 ECHO_WORDS = 12
-"""The opening words of the system prompt that, found verbatim in an answer, make it an echo. Only
+"""The opening words of a prompt message that, found verbatim in an answer, make it an echo. Only
 the opening: a model regurgitating its prompt starts from the top, while an answer may rightly
 quote a fact or a file from further down."""
 
 _WORD = re.compile(r"[a-z0-9']+")
 
 
-def has_scaffolding(text: str, system_prompt: str | None = None) -> str | None:
+def has_scaffolding(text: str, prompt: str | Sequence[str] | None = None) -> str | None:
     """The first scaffolding ``text`` carries, as found (``"[INST]"``, ``"<|im_start|>"``,
-    ``"### Assistant:"``) or ``"echoed system prompt"``; None for an answer without any.
-    ``system_prompt``: the prompt's system message, when known, so an echo of it is caught too."""
+    ``"### Assistant:"``) or ``"echoed prompt"``; None for an answer without any. ``prompt``: the
+    prompt's messages, when known (the system message and the request that opens the
+    conversation), so an answer that says one of them back is caught too."""
     for pattern in (*_TOKENS, _HASH_HEADER, _ROLE_LINE):
         found = pattern.search(text)
         if found is not None:
             return found.group(0).strip()
-    if system_prompt and _echoes(text, system_prompt):
-        return "echoed system prompt"
+    prompts = (prompt,) if isinstance(prompt, str) else prompt or ()
+    if any(_echoes(text, p) for p in prompts if p):
+        return "echoed prompt"
     return None
 
 

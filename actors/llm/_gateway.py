@@ -338,9 +338,12 @@ class LLMGateway:
         a small local model the second call costs as long as the first."""
         from world.scaffolding import has_scaffolding  # world's package loads pydantic: on first use
 
-        system = "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
+        # The system messages and the request opening the conversation (a stage's templated
+        # prompt); later turns are chat, which an answer may rightly quote.
+        prompts = [m.get("content") or "" for m in messages if m.get("role") == "system"]
+        prompts += [m.get("content") or "" for m in messages if m.get("role") == "user"][:1]
         for text in _strings(value):
-            marker = has_scaffolding(text, system)
+            marker = has_scaffolding(text, prompts)
             if marker is not None:
                 log.warning("llm.scaffolding", stage=str(stage), actor=actor, marker=marker)
                 raise self._failed(stage, actor, "scaffolding", f"the answer carries {marker!r}", answer)

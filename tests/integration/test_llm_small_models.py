@@ -237,6 +237,27 @@ def test_an_answer_carrying_scaffolding_is_never_returned(stub: OpenAIStub, answ
     assert gw.usage.total().failures == 1
 
 
+# The answer stage's request, as gemma-3-270m said it back on this machine (issue 19's check).
+REQUEST = (
+    "10:00, day 1. You are Zhang Hao.\nScene: AURATown, day 1, 10:00; 5 agents. Zhang Hao is on the "
+    "way between two places (walking to Town Library).\nQuestion: Where is Lin Wei?"
+)
+
+
+def test_an_answer_that_says_the_request_back_is_refused_but_may_quote_a_later_turn(stub: OpenAIStub) -> None:
+    echo = REQUEST.replace("\nQuestion: Where is Lin Wei?", "\nbetween places: you (walking to Town Library)")
+    stub.script(ok(echo))
+    with pytest.raises(LLMError) as err:
+        gateway(stub).complete(Stage.ANSWER, [{"role": "user", "content": REQUEST}], prose=True)
+    assert (err.value.reason, err.value.detail) == ("scaffolding", "the answer carries 'echoed prompt'")
+    # A later chat turn quoted word for word is an answer, not an echo.
+    turn = "please send the croissant order to the cafe before noon on Saturday and copy Ana on it"
+    chat = [{"role": "user", "content": REQUEST}, {"role": "assistant", "content": "ok"}]
+    stub.script(ok(f"Done: you asked me to {turn}."))
+    answer = gateway(stub).complete(Stage.ANSWER, [*chat, {"role": "user", "content": turn}], prose=True)
+    assert answer.text.startswith("Done")
+
+
 def test_a_structured_value_carrying_scaffolding_is_refused(stub: OpenAIStub) -> None:
     stub.script(json_reply({"literal_need": "<|eot_id|><|start_header_id|>user", "gap": 0.2}))
     with pytest.raises(LLMError) as err:

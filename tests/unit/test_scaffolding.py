@@ -62,7 +62,7 @@ def test_normal_answers_carry_none(text: str) -> None:
 def test_the_marker_is_named() -> None:
     assert has_scaffolding("ok <|eot_id|>") == "<|eot_id|>"
     assert has_scaffolding("x\n### Assistant: y") == "### Assistant:"
-    assert has_scaffolding(SYSTEM, SYSTEM) == "echoed system prompt"
+    assert has_scaffolding(SYSTEM, SYSTEM) == "echoed prompt"
     assert has_scaffolding(SYSTEM) is None  # without the prompt, an echo cannot be told
 
 
