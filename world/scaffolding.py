@@ -51,6 +51,7 @@ the opening: a model regurgitating its prompt starts from the top, while an answ
 quote a fact or a file from further down."""
 
 _WORD = re.compile(r"[a-z0-9']+")
+_NUMBER = "#"
 
 
 def has_scaffolding(text: str, prompt: str | Sequence[str] | None = None) -> str | None:
@@ -68,10 +69,24 @@ def has_scaffolding(text: str, prompt: str | Sequence[str] | None = None) -> str
     return None
 
 
+ECHO_MISMATCHES = 2
+"""Words of the opening an echo may change: a small model says its prompt back loosely (gemma-3-270m
+gave "day 2" and "AURatown" for the prompt's "day 1" and "AURATown")."""
+
+
 def _echoes(text: str, prompt: str) -> bool:
-    opening = _WORD.findall(prompt.lower())[:ECHO_WORDS]
+    opening = _words(prompt)[:ECHO_WORDS]
     if len(opening) < ECHO_WORDS // 2:  # a prompt of a few words may well be said back in an answer
         return False
-    words = _WORD.findall(text.lower())
+    words = _words(text)
     n = len(opening)
-    return any(words[i : i + n] == opening for i in range(len(words) - n + 1))
+    for i in range(len(words) - n + 1):
+        if sum(a != b for a, b in zip(words[i : i + n], opening, strict=True)) <= ECHO_MISMATCHES:
+            return True
+    return False
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case words, every number one word: a time or a day said back with another value is
+    the same echo."""
+    return [_NUMBER if w.isdigit() else w for w in _WORD.findall(text.lower())]

@@ -245,7 +245,9 @@ REQUEST = (
 
 
 def test_an_answer_that_says_the_request_back_is_refused_but_may_quote_a_later_turn(stub: OpenAIStub) -> None:
-    echo = REQUEST.replace("\nQuestion: Where is Lin Wei?", "\nbetween places: you (walking to Town Library)")
+    # Said back loosely, as it was: another day, the town's name miscased, the rest its own.
+    echo = REQUEST.replace("day 1", "day 2").replace("AURATown", "AURatown")
+    echo = echo.replace("\nQuestion: Where is Lin Wei?", "\nbetween places: you (walking to Town Library)")
     stub.script(ok(echo))
     with pytest.raises(LLMError) as err:
         gateway(stub).complete(Stage.ANSWER, [{"role": "user", "content": REQUEST}], prose=True)
