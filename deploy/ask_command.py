@@ -118,6 +118,7 @@ def render(answer: AnswerData) -> str:
     lines.append(
         f"Usage: {answer.backend}, condition {answer.condition}, model calls {u.model_calls}, "
         f"cache hits {u.cache_hits}, tokens {u.prompt_tokens}+{u.completion_tokens}, ${u.cost_usd:.4f}"
+        + (f", answered by the model: {', '.join(u.answered)}" if u.answered else "")
         + (f", fallbacks: {'; '.join(u.fallbacks)}" if u.fallbacks else "")
     )
     lines.extend(f"Diagnostic: {d}" for d in answer.diagnostics)

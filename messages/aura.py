@@ -96,6 +96,9 @@ class UsageSummary(_Frozen):
     cost_usd: float = Field(default=0.0, ge=0.0, le=1e9)
     fallbacks: tuple[str, ...] = ()
     """One entry per stage that fell back to its offline backend, with the reason."""
+    answered: tuple[str, ...] = ()
+    """One entry per stage whose model answer was used (its name), in order: with ``fallbacks``,
+    the share of the work the model did."""
 
 
 @message("aura.ask", 1)

@@ -110,7 +110,7 @@ class LLMBackend(MeteredCalls):
             return self._offline.answer(request)
         text = text.strip()
         if not text:
-            self._fallback(Stage.ANSWER, LLMError(Stage.ANSWER, "empty", "the model answered nothing", 0))
+            self._unusable(Stage.ANSWER, LLMError(Stage.ANSWER, "empty", "the model answered nothing", 0))
             return self._offline.answer(request)
         if request.alert and not text.startswith("Heads-up"):
             text = f"{request.alert} {text}"  # the heads-up opens the answer, whatever the model wrote

@@ -36,6 +36,7 @@ def add_usage(a: UsageSummary, b: UsageSummary) -> UsageSummary:
         completion_tokens=a.completion_tokens + b.completion_tokens,
         cost_usd=a.cost_usd + b.cost_usd,
         fallbacks=a.fallbacks + b.fallbacks,
+        answered=a.answered + b.answered,
     )
 
 

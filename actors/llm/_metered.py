@@ -45,6 +45,7 @@ class MeteredCalls:
         self._unreachable: str | None = None
         self._completions: list[Completion] = []
         self._fallbacks: list[str] = []
+        self._answered: list[str] = []
         self._failed_attempts = 0
         """Requests behind calls that gave no usable answer."""
         self._failed_tokens = (0, 0)
@@ -52,7 +53,7 @@ class MeteredCalls:
 
     def reset(self) -> None:
         """A new unit of work: its usage starts at zero and its budget in full."""
-        self._completions, self._fallbacks, self._failed_attempts = [], [], 0
+        self._completions, self._fallbacks, self._answered, self._failed_attempts = [], [], [], 0
         self._failed_tokens = (0, 0)
         self.budget = Budget(self.budget_s, self.budget_calls)
         self._unreachable = None
@@ -68,6 +69,7 @@ class MeteredCalls:
             completion_tokens=sum(c.completion_tokens for c in done) + self._failed_tokens[1],
             cost_usd=sum(c.cost_usd for c in done),
             fallbacks=tuple(self._fallbacks),
+            answered=tuple(self._answered),
         )
 
     def _check_reachable(self, stage: Stage) -> None:
@@ -80,6 +82,7 @@ class MeteredCalls:
             stage, messages, schema, actor=self.actor, budget=self.budget
         )
         self._completions.append(out.completion)
+        self._answered.append(stage.value)
         return out.value
 
     def _complete(self, stage: Stage, messages: list[dict[str, str]], *, prose: bool = True) -> str:
@@ -87,7 +90,15 @@ class MeteredCalls:
         self._check_reachable(stage)
         done = self.gateway.complete(stage, messages, actor=self.actor, budget=self.budget, prose=prose)
         self._completions.append(done)
+        self._answered.append(stage.value)
         return done.text
+
+    def _unusable(self, stage: Stage, exc: LLMError) -> None:
+        """The caller cannot use the answer the model just gave for ``stage`` (e.g. empty): not
+        answered after all, a fallback."""
+        if self._answered and self._answered[-1] == stage.value:
+            self._answered.pop()
+        self._fallback(stage, exc)
 
     def _fallback(self, stage: Stage, exc: LLMError) -> None:
         """The caller answers offline instead: counted on the gateway and on this unit, never silent."""

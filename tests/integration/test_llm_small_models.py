@@ -275,7 +275,7 @@ def test_a_scaffolding_answer_is_a_recorded_fallback_with_its_tokens(stub: OpenA
         unit._complete(Stage.ANSWER, USER)
     unit._fallback(Stage.ANSWER, err.value)
     usage = unit.usage()
-    assert usage.fallbacks == ("answer: scaffolding",)
+    assert usage.fallbacks == ("answer: scaffolding",) and usage.answered == ()
     assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
     assert [r.reason for r in gw.usage.fallback_records()] == ["scaffolding"]
 
@@ -315,3 +315,15 @@ def test_a_retried_call_counts_the_failed_requests_prompt(stub: OpenAIStub) -> N
     assert done.attempts == 2
     stub_words = sum(len(m["content"].split()) for m in USER)
     assert done.prompt_tokens == stub_words + gw.count_tokens(USER)
+
+
+def test_usage_names_the_stages_the_model_answered(stub: OpenAIStub) -> None:
+    stub.script(json_reply(FRAME), ok("She is at the cafe."), ok("Nothing to add."))
+    unit = MeteredCalls(gateway(stub), actor="aura")
+    unit._structured(Stage.INTENT, USER, Frame)
+    unit._complete(Stage.ANSWER, USER)
+    assert unit.usage().answered == ("intent", "answer")
+    unit._complete(Stage.ANSWER, USER)  # an answer the caller cannot use is not answered after all
+    unit._unusable(Stage.ANSWER, LLMError(Stage.ANSWER, "empty", "nothing", 0))
+    usage = unit.usage()
+    assert (usage.answered, usage.fallbacks) == (("intent", "answer"), ("answer: empty",))
