@@ -13,9 +13,11 @@ Imported by the gateway on the first request only (httpx and openai load with li
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import ssl
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import certifi
@@ -40,6 +42,41 @@ class _RecordingBackend(httpcore.SyncBackend):
         return stream
 
 
+_FINISH = re.compile(rb'"finish_reason"\s*:\s*"')
+
+
+class _FinishWatch:
+    """Reads along the response's bytes for a non-null ``finish_reason``."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.streamed = False
+
+    def watch(self, response: httpx.Response) -> None:
+        self.streamed = self.streamed or response.headers.get("content-type", "").startswith(
+            "text/event-stream"
+        )
+        response.stream = _Watched(response.stream, self)  # type: ignore[assignment]
+
+
+class _Watched(httpx.SyncByteStream):
+    def __init__(self, stream: Any, watch: _FinishWatch) -> None:
+        self._stream = stream
+        self._watch = watch
+
+    def __iter__(self) -> Iterator[bytes]:
+        tail = b""
+        for part in self._stream:
+            if not self._watch.seen:
+                window = tail + part
+                self._watch.seen = _FINISH.search(window) is not None
+                tail = window[-40:]  # a marker split between two reads
+            yield part
+
+    def close(self) -> None:
+        self._stream.close()
+
+
 class Connection:
     """An ``openai.OpenAI`` client (litellm's ``client=``) of one request: ``abandon`` from any
     thread ends it; ``close`` in the request's thread frees it."""
@@ -53,10 +90,20 @@ class Connection:
             ssl_context=ssl.create_default_context(cafile=certifi.where()),
             network_backend=self._backend,
         )
-        self._http = httpx.Client(transport=transport, timeout=timeout)
+        self._finish = _FinishWatch()
+        self._http = httpx.Client(
+            transport=transport, timeout=timeout, event_hooks={"response": [self._finish.watch]}
+        )
         self.client = openai.OpenAI(
             api_key=api_key, base_url=base_url, http_client=self._http, max_retries=0, timeout=timeout
         )
+
+    @property
+    def cut_short(self) -> bool:
+        """Whether the server streamed an answer without saying how it ended (no ``finish_reason``):
+        a stream a server cut short (llama-cpp-python ends a request when another arrives), for
+        which the client library makes up an ending."""
+        return self._finish.streamed and not self._finish.seen
 
     def abandon(self) -> None:
         """Shut every socket of the request now: the server stops, the blocked thread wakes."""

@@ -578,7 +578,11 @@ class LLMGateway:
                 "stream": True,
                 "stream_options": {"include_usage": True},
             }
-        return _call_with_deadline(litellm, kwargs, deadline, connection)
+        response = _call_with_deadline(litellm, kwargs, deadline, connection)
+        if connection is not None and connection.cut_short:
+            # litellm made up an ending for a stream the server cut short: the answer is a part.
+            raise ConnectionError("the server ended the stream before the answer's end (cut short)")
+        return response
 
     def _connection(self, timeout: float) -> Connection:
         from actors.llm._connection import Connection  # httpx and openai: loaded with litellm

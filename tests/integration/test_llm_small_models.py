@@ -9,6 +9,7 @@ call counted, failed ones included.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -29,6 +30,7 @@ from tests.support.openai_stub import (
     CONTEXT_OVERFLOW,
     OpenAIStub,
     hang,
+    interrupted,
     json_reply,
     ok,
     trickled,
@@ -327,3 +329,21 @@ def test_usage_names_the_stages_the_model_answered(stub: OpenAIStub) -> None:
     unit._unusable(Stage.ANSWER, LLMError(Stage.ANSWER, "empty", "nothing", 0))
     usage = unit.usage()
     assert (usage.answered, usage.fallbacks) == (("intent", "answer"), ("answer: empty",))
+
+
+# -- a stream the server cut short -----------------------------------------------------------------
+
+
+def test_a_stream_cut_short_is_retried_and_its_part_never_used(stub: OpenAIStub) -> None:
+    """llama-cpp-python's server ends a request's stream when another request arrives; litellm
+    makes up a \"stop\" for it, so the part would pass for the answer."""
+    stub.script(interrupted("She is at the"), ok("She is at the cafe."))
+    answer = gateway(stub, max_retries=1).complete(Stage.ANSWER, USER, prose=True)
+    assert answer.text == "She is at the cafe." and stub.request_count == 2
+
+
+def test_a_model_whose_every_stream_is_cut_falls_back_saying_so(stub: OpenAIStub) -> None:
+    stub.script(interrupted(json.dumps(FRAME)[:-3]), interrupted(json.dumps(FRAME)[:-3]))
+    with pytest.raises(LLMError) as err:
+        gateway(stub, max_retries=1).structured(Stage.INTENT, USER, Frame)
+    assert err.value.reason == "connection" and "cut short" in err.value.detail

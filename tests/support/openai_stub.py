@@ -34,6 +34,9 @@ class Reply:
     """Seconds to wait before replying; cut short when the stub stops or the client leaves."""
     trickle: float = 0.0
     """Seconds between the body's bytes: a reply that streams slowly, evading a per-read timeout."""
+    cut: bool = False
+    """Streamed: ``[DONE]`` comes before the answer's end (no finish reason, no usage), as
+    llama-cpp-python's server ends a request when another one arrives (``--interrupt_requests``)."""
 
 
 def ok(content: str) -> Reply:
@@ -42,6 +45,10 @@ def ok(content: str) -> Reply:
 
 def json_reply(value: Any) -> Reply:
     return Reply(content=json.dumps(value))
+
+
+def interrupted(content: str = '{"literal_need": "wh') -> Reply:
+    return Reply(content=content, cut=True)
 
 
 def empty_body() -> Reply:
@@ -162,8 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
             }
             for piece in pieces
         ]
-        events.append(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-        events.append(base | {"choices": [], "usage": whole["usage"]})
+        if not reply.cut:
+            events.append(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            events.append(base | {"choices": [], "usage": whole["usage"]})
         self.close_connection = True  # the stream's end is the connection's
         try:
             self.send_response(200)
