@@ -66,6 +66,10 @@ def has_scaffolding(text: str, prompt: str | Sequence[str] | None = None) -> str
     prompts = (prompt,) if isinstance(prompt, str) else prompt or ()
     if any(_echoes(text, p) for p in prompts if p):
         return "echoed prompt"
+    for p in prompts:
+        heading = _copied_heading(text, p) if p else None
+        if heading is not None:
+            return f"the prompt's {heading!r} line"
     return None
 
 
@@ -84,6 +88,24 @@ def _echoes(text: str, prompt: str) -> bool:
         if sum(a != b for a, b in zip(words[i : i + n], opening, strict=True)) <= ECHO_MISMATCHES:
             return True
     return False
+
+
+_LABELLED = re.compile(r"^[ \t]*([A-Z][A-Za-z' ]{0,30}):[ \t]*(\S.*)$", re.MULTILINE)
+HEADING_WORDS = 4
+"""Words after a prompt line's label that, said back after the same label, make the line copied."""
+
+
+def _copied_heading(text: str, prompt: str) -> str | None:
+    """The label of a labelled line of ``prompt`` ("Scene: AURATown, day 1, ...") that ``text``
+    says back: the same label opening a line, then the same first words (numbers as one word). A
+    fact quoted from the prompt carries no label; a model that lost its format copies the lines
+    whole."""
+    said = {(m.group(1), tuple(_words(m.group(2))[:HEADING_WORDS])) for m in _LABELLED.finditer(text)}
+    for m in _LABELLED.finditer(prompt):
+        opening = tuple(_words(m.group(2))[:HEADING_WORDS])
+        if len(opening) == HEADING_WORDS and (m.group(1), opening) in said:
+            return m.group(1) + ":"
+    return None
 
 
 def _words(text: str) -> list[str]:

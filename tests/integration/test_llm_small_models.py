@@ -262,6 +262,17 @@ def test_an_answer_that_says_the_request_back_is_refused_but_may_quote_a_later_t
     assert answer.text.startswith("Done")
 
 
+def test_an_answer_that_copies_a_labelled_line_of_the_request_is_refused(stub: OpenAIStub) -> None:
+    # Said as it was: its own opening, then the request's scene line copied whole.
+    said = "10:00, day 1. Wang Jun is at Sunrise Cafe, alone.\nScene: AURATown, day 1, 10:00; 5 agents."
+    stub.script(ok(said), ok("Scene of the day: Wang Jun is at the Tea House."))
+    with pytest.raises(LLMError) as err:
+        gateway(stub).complete(Stage.ANSWER, [{"role": "user", "content": REQUEST}], prose=True)
+    assert err.value.detail == "the answer carries \"the prompt's 'Scene:' line\""
+    answer = gateway(stub).complete(Stage.ANSWER, [{"role": "user", "content": REQUEST}], prose=True)
+    assert answer.text.startswith("Scene of the day")  # a label of its own is an answer
+
+
 def test_a_structured_value_carrying_scaffolding_is_refused(stub: OpenAIStub) -> None:
     stub.script(json_reply({"literal_need": "<|eot_id|><|start_header_id|>user", "gap": 0.2}))
     with pytest.raises(LLMError) as err:
