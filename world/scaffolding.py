@@ -91,20 +91,33 @@ def _echoes(text: str, prompt: str) -> bool:
 
 
 _LABELLED = re.compile(r"^[ \t]*([A-Z][A-Za-z' ]{0,30}):[ \t]*(\S.*)$", re.MULTILINE)
+_ITEM = re.compile(r"^[ \t]*[-*][ \t]+(\S.*)$", re.MULTILINE)
 HEADING_WORDS = 4
 """Words after a prompt line's label that, said back after the same label, make the line copied."""
 
 
 def _copied_heading(text: str, prompt: str) -> str | None:
-    """The label of a labelled line of ``prompt`` ("Scene: AURATown, day 1, ...") that ``text``
-    says back: the same label opening a line, then the same first words (numbers as one word). A
-    fact quoted from the prompt carries no label; a model that lost its format copies the lines
-    whole."""
+    """The label of a line of ``prompt`` that ``text`` says back as the prompt's format, not as an
+    answer: a labelled line ("Scene: AURATown, day 1, ...": the same label opening a line, then
+    the same first words, numbers as one word); a list item of it ("- 08:30 at the street: ...")
+    copied as a line; or a line opening with the label of the line the prompt ends on (its cue,
+    "Question:"): a model writing the template's next turn. A fact quoted from the prompt
+    carries neither label nor list mark."""
+    labelled = list(_LABELLED.finditer(prompt))
     said = {(m.group(1), tuple(_words(m.group(2))[:HEADING_WORDS])) for m in _LABELLED.finditer(text)}
-    for m in _LABELLED.finditer(prompt):
+    for m in labelled:
         opening = tuple(_words(m.group(2))[:HEADING_WORDS])
         if len(opening) == HEADING_WORDS and (m.group(1), opening) in said:
             return m.group(1) + ":"
+    if labelled and labelled[-1].end() == len(prompt.rstrip()):  # the prompt ends on its cue
+        cue = labelled[-1].group(1)
+        if any(m.group(1) == cue for m in _LABELLED.finditer(text)):
+            return cue + ":"
+    items = {tuple(_words(m.group(1))) for m in _ITEM.finditer(prompt)}
+    for m in _ITEM.finditer(text):
+        words = tuple(_words(m.group(1)))
+        if len(words) >= HEADING_WORDS and words in items:
+            return "- " + m.group(1).strip()[:40]
     return None
 
 

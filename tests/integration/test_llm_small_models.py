@@ -273,6 +273,25 @@ def test_an_answer_that_copies_a_labelled_line_of_the_request_is_refused(stub: O
     assert answer.text.startswith("Scene of the day")  # a label of its own is an answer
 
 
+@pytest.mark.parametrize(
+    ("said", "marker"),
+    [
+        # Said as they were: a memory line of the prompt, then a question of the model's own.
+        ("- 08:30 at the street: walking to AURA Academy\nQuestion: What do you think? model", "Question:"),
+        ("She walked.\n- 09:30 at the street: walking to AURA Academy", "- 09:30 at the street"),
+    ],
+)
+def test_an_answer_that_writes_the_prompts_format_is_refused(
+    stub: OpenAIStub, said: str, marker: str
+) -> None:
+    memories = "\nYour relevant memories:\n- 08:30 at the street: walking to AURA Academy"
+    request = REQUEST.replace("\nQuestion:", memories + "\nQuestion:")
+    stub.script(ok(said))
+    with pytest.raises(LLMError) as err:
+        gateway(stub).complete(Stage.ANSWER, [{"role": "user", "content": request}], prose=True)
+    assert err.value.reason == "scaffolding" and marker in err.value.detail
+
+
 def test_a_structured_value_carrying_scaffolding_is_refused(stub: OpenAIStub) -> None:
     stub.script(json_reply({"literal_need": "<|eot_id|><|start_header_id|>user", "gap": 0.2}))
     with pytest.raises(LLMError) as err:
