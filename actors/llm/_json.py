@@ -16,6 +16,12 @@ class NoJSONError(ValueError):
     """The answer holds no parsable JSON value."""
 
 
+_DECODER = json.JSONDecoder(strict=False)
+"""Takes a raw newline or tab inside a string, which strict JSON refuses: small models write them
+(gemma-3-270m under llama.cpp's JSON grammar ended a "reason" with a newline), and what they
+mean is not in doubt."""
+
+
 def extract_json(text: str) -> Any:
     """The JSON value in ``text``: the whole text, else a fenced block, else the first object in
     it (models wrap JSON in ```json fences and in prose before and after)."""
@@ -23,16 +29,16 @@ def extract_json(text: str) -> Any:
     if not stripped:
         raise NoJSONError("the answer is empty")
     try:
-        return json.loads(stripped)
+        return _DECODER.decode(stripped)
     except json.JSONDecodeError:
         pass
     for block in _FENCE.findall(stripped):
         try:
-            return json.loads(block.strip())
+            return _DECODER.decode(block.strip())
         except json.JSONDecodeError:
             continue
     # The first '{' (or '[') from which one whole JSON value decodes; prose may contain stray braces.
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     for opener in ("{", "["):
         start = stripped.find(opener)
         while start != -1:

@@ -274,6 +274,8 @@ def test_schema_prompt_names_the_fields() -> None:
 
 def test_extract_json_prefers_the_whole_then_fences_then_the_first_object() -> None:
     assert extract_json('{"a": 1}') == {"a": 1}
+    # A raw newline inside a string (as gemma-3-270m wrote one under llama.cpp's JSON grammar).
+    assert extract_json('{ "action": "call", "reason": "she is busy.\n" }')["reason"] == "she is busy.\n"
     assert extract_json('x ```json\n{"a": 2}\n``` y {"a": 3}') == {"a": 2}
     assert extract_json('a {b} then {"a": 4} and {"a": 5}') == {"a": 4}
     with pytest.raises(ValueError):
