@@ -252,7 +252,9 @@ def add_model_options(
     """``--model``, ``--api-base`` and ``--cache-dir``: which litellm model, where, and its cache;
     ``--max-tokens``, ``--llm-timeout`` and ``--context-window``: the limits every call to it keeps
     (settings: ``fold_options`` puts them in ``args.settings``, which the gateways read).
-    ``timeout_default``: a command's own request deadline instead of the settings' one."""
+    ``timeout_default``: a command's own request deadline instead of the settings' one. Its help
+    lists every ``MODEL_SETTINGS`` variable."""
+    parser.uses_settings(*MODEL_SETTINGS)
     parser.add_argument("--model", default=None, help=model_help)
     parser.add_argument("--api-base", default=None, help="an OpenAI-compatible server's URL")
     parser.add_argument("--cache-dir", type=Path, default=None, help=cache_help)

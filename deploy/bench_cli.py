@@ -40,7 +40,6 @@ def _aura_options(p: arguments.Parser) -> None:
     )
     p.add_argument("--data", default=None, help="the AURA release's data directory (default: ours)")
     arguments.add_model_options(p, model_help="a litellm model for the pipeline (default: offline)")
-    p.uses_settings(*arguments.MODEL_SETTINGS)
     p.add_argument("--judge-model", default=None, help="a litellm model for the judge (default: rules)")
     arguments.add_explore_steps_option(p)
     p.add_argument("--out", default=None, help="run directory (default: runs/SUITE-TIMESTAMP)")
@@ -72,7 +71,6 @@ def _episodes_options(p: arguments.Parser) -> None:
         "gold path, metadata.oracle), external:ADDRESS (default: %(default)s)",
     )
     arguments.add_model_options(p, model_help="a litellm model for the assistant (default: offline)")
-    p.uses_settings(*arguments.MODEL_SETTINGS)
     p.add_argument(
         "--judge-model", default=None, help="a litellm model for the user, its judges and the rubric grader"
     )

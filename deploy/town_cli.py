@@ -57,7 +57,7 @@ def _mind_options(p: arguments.Parser, *, model_help: str, cache_help: str) -> N
 
 def _run_options(p: arguments.Parser) -> None:
     _town_options(p)
-    p.uses_settings(*arguments.DEAD_LETTER_SETTINGS, *arguments.MODEL_SETTINGS)
+    p.uses_settings(*arguments.DEAD_LETTER_SETTINGS)
     p.add_argument(
         "--ticks", type=arguments.positive_int, default=35, help="ticks to run (default: a day, 35)"
     )
@@ -106,7 +106,7 @@ def _daemon_options(p: arguments.Parser) -> None:
         help="with the agents role: only these agents (comma-separated names or slugs)",
     )
     arguments.add_visibility_timeout_option(p)
-    p.uses_settings(*arguments.DEAD_LETTER_SETTINGS, *arguments.MODEL_SETTINGS, "intent_reader")
+    p.uses_settings(*arguments.DEAD_LETTER_SETTINGS, "intent_reader")
     p.add_argument(
         "--pool-size",
         type=arguments.positive_int,
@@ -238,7 +238,7 @@ def _ask_options(p: arguments.Parser) -> None:
     p.add_argument("--registry", choices=("agent_state", "environment"), default="agent_state")
     arguments.add_explore_steps_option(p)
     arguments.add_model_options(p, timeout_default=10.0)
-    p.uses_settings(*arguments.MODEL_SETTINGS, "intent_reader")
+    p.uses_settings("intent_reader")
     p.add_argument(
         "--model-budget",
         type=arguments.positive_seconds,

@@ -58,7 +58,7 @@ def _options(p: arguments.Parser) -> None:
         help="messages each role handles at once in this process (default: %(default)s)",
     )
     arguments.add_visibility_timeout_option(p)
-    p.uses_settings(*arguments.DEAD_LETTER_SETTINGS, *arguments.MODEL_SETTINGS, "intent_reader")
+    p.uses_settings(*arguments.DEAD_LETTER_SETTINGS, "intent_reader")
     add_metrics_options(p)
 
 
